@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+// Faultline: Core Data's object graph on SQLite, for Linux, with a shell that shows the SQL.
+import PackageDescription
+
+let package = Package(
+    name: "Faultline",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Faultline", targets: ["Faultline"]),
+        .library(name: "FaultlineShell", targets: ["FaultlineShell"]),
+        .executable(name: "faultline", targets: ["faultline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C system libraries: a module map and a shim header each, nothing else.
+        .systemLibrary(
+            name: "CFaultlineSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CFaultlineEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        .systemLibrary(
+            name: "CFaultlineZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
+        // Layers, bottom-up.
+        .target(name: "FaultlineSQL", dependencies: ["CFaultlineSQLite"]),
+        .target(name: "FaultlineModel", dependencies: ["CFaultlineZlib"]),
+        .target(name: "FaultlinePredicate"),
+        .target(name: "Faultline", dependencies: ["FaultlineSQL", "FaultlineModel", "FaultlinePredicate"]),
+        .target(name: "FaultlineShell", dependencies: ["Faultline", "CFaultlineEditLine"]),
+        .executableTarget(
+            name: "faultline",
+            dependencies: [
+                "FaultlineShell",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Tests mirror the modules, plus a support target.
+        .target(
+            name: "FaultlineTestSupport",
+            dependencies: ["Faultline"],
+            path: "Tests/FaultlineTestSupport"
+        ),
+        .testTarget(name: "FaultlineSQLTests", dependencies: ["FaultlineSQL", "FaultlineTestSupport"]),
+        .testTarget(name: "FaultlineModelTests", dependencies: ["FaultlineModel", "FaultlineTestSupport"]),
+        .testTarget(name: "FaultlinePredicateTests", dependencies: ["FaultlinePredicate"]),
+        .testTarget(name: "FaultlineTests", dependencies: ["Faultline", "FaultlineTestSupport"]),
+        .testTarget(
+            name: "FaultlineShellTests",
+            dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"]
+        ),
+    ]
+)

@@ -1,0 +1,189 @@
+import Foundation
+
+/// A managed object model: the entities of an object graph and how they relate.
+///
+/// A model is immutable once made. Make one from Swift code, or load one with
+/// ``ManagedObjectModel/init(contentsOf:version:)`` from an `.xcdatamodeld`, an
+/// `.xcdatamodel`, or a compiled model.
+///
+/// ```swift
+/// let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: "Inventory.xcdatamodeld"))
+/// print(model.entities.map(\.name))  // ["Asset", "Inventory", "Location"]
+/// ```
+public final class ManagedObjectModel: Sendable {
+    /// The entities, sorted by name, with inheritance resolved.
+    public let entities: [EntityDescription]
+    /// The entities by name.
+    public let entitiesByName: [String: EntityDescription]
+    /// Fetch request templates, by name.
+    public let fetchRequestTemplates: [String: FetchRequestTemplate]
+    /// Configurations: name → names of member entities.
+    public let configurations: [String: [String]]
+    /// The model's version identifiers (Xcode's `userDefinedModelVersionIdentifier`).
+    public let versionIdentifiers: [String]
+    /// Where the model was loaded from, for messages; nil for a model built in code.
+    public let sourceDescription: String?
+
+    /// Creates a model from entities with their declared properties, resolving inheritance.
+    ///
+    /// - Throws: ``ModelError`` when a parent or destination entity does not exist, two
+    ///   entities share a name, inheritance is cyclic, or an inverse does not point back.
+    public init(
+        entities: [EntityDescription],
+        fetchRequestTemplates: [FetchRequestTemplate] = [],
+        configurations: [String: [String]] = [:],
+        versionIdentifiers: [String] = [],
+        sourceDescription: String? = nil
+    ) throws {
+        var byName: [String: EntityDescription] = [:]
+        for entity in entities {
+            guard byName[entity.name] == nil else {
+                throw ModelError(.invalidModel, "entity \(entity.name) is declared twice", file: sourceDescription, entity: entity.name)
+            }
+            byName[entity.name] = entity
+        }
+        // Parents exist; no cycles.
+        for entity in entities {
+            var seen: Set<String> = [entity.name]
+            var parent = entity.superentityName
+            while let p = parent {
+                guard let parentEntity = byName[p] else {
+                    throw ModelError(.invalidModel, "entity \(entity.name): parent entity \(p) does not exist", file: sourceDescription, entity: entity.name)
+                }
+                guard seen.insert(p).inserted else {
+                    throw ModelError(.invalidModel, "entity \(entity.name): inheritance cycle through \(p)", file: sourceDescription, entity: entity.name)
+                }
+                parent = parentEntity.superentityName
+            }
+        }
+        func chain(_ name: String) -> [EntityDescription] {
+            var result: [EntityDescription] = []
+            var current = byName[name]
+            while let c = current {
+                result.insert(c, at: 0)
+                current = c.superentityName.flatMap { byName[$0] }
+            }
+            return result
+        }
+        var resolved: [String: EntityDescription] = [:]
+        for entity in entities {
+            var copy = entity
+            var attributes: [String: AttributeDescription] = [:]
+            var relationships: [String: RelationshipDescription] = [:]
+            var fetched: [String: FetchedPropertyDescription] = [:]
+            for ancestor in chain(entity.name) {
+                for a in ancestor.declaredAttributes { attributes[a.name] = a }
+                for r in ancestor.declaredRelationships { relationships[r.name] = r }
+                for f in ancestor.declaredFetchedProperties { fetched[f.name] = f }
+            }
+            copy.attributes = attributes.values.sorted { $0.name < $1.name }
+            copy.relationships = relationships.values.sorted { $0.name < $1.name }
+            copy.fetchedProperties = fetched.values.sorted { $0.name < $1.name }
+            copy.subentityNames = entities.filter { $0.superentityName == entity.name }.map(\.name).sorted()
+            resolved[entity.name] = copy
+        }
+        // Destinations exist; inverses point back.
+        for entity in resolved.values {
+            for r in entity.declaredRelationships {
+                guard let destination = resolved[r.destinationEntityName] else {
+                    throw ModelError(.invalidModel, "relationship \(entity.name).\(r.name): destination entity \(r.destinationEntityName) does not exist", file: sourceDescription, entity: entity.name)
+                }
+                if let inverseName = r.inverseName {
+                    guard let inverse = destination.relationship(named: inverseName) else {
+                        throw ModelError(.invalidModel, "relationship \(entity.name).\(r.name): inverse \(r.destinationEntityName).\(inverseName) does not exist", file: sourceDescription, entity: entity.name)
+                    }
+                    if let back = inverse.inverseName, back != r.name {
+                        throw ModelError(.invalidModel, "relationship \(entity.name).\(r.name): its inverse \(r.destinationEntityName).\(inverseName) names \(back) as its inverse", file: sourceDescription, entity: entity.name)
+                    }
+                }
+            }
+        }
+        self.entities = resolved.values.sorted { $0.name < $1.name }
+        self.entitiesByName = resolved
+        var templates: [String: FetchRequestTemplate] = [:]
+        for t in fetchRequestTemplates { templates[t.name] = t }
+        self.fetchRequestTemplates = templates
+        self.configurations = configurations
+        self.versionIdentifiers = versionIdentifiers
+        self.sourceDescription = sourceDescription
+    }
+
+    /// The entity with this name, if any.
+    public func entity(named name: String) -> EntityDescription? {
+        entitiesByName[name]
+    }
+
+    /// The chain of ancestors of an entity, root first, the entity itself last.
+    public func inheritanceChain(of entity: EntityDescription) -> [EntityDescription] {
+        var result: [EntityDescription] = [entity]
+        var current = entity.superentityName.flatMap { entitiesByName[$0] }
+        while let c = current {
+            result.insert(c, at: 0)
+            current = c.superentityName.flatMap { entitiesByName[$0] }
+        }
+        return result
+    }
+
+    /// The root of an entity's inheritance tree (the entity itself when it has no parent).
+    public func rootEntity(of entity: EntityDescription) -> EntityDescription {
+        inheritanceChain(of: entity).first ?? entity
+    }
+
+    /// The entity and all its sub-entities, pre-order, children sorted by name.
+    public func entityAndDescendants(of entity: EntityDescription) -> [EntityDescription] {
+        var result = [entity]
+        for child in entity.subentityNames.sorted(by: { $0.caseInsensitiveCompare($1) == .orderedAscending }) {
+            if let c = entitiesByName[child] { result += entityAndDescendants(of: c) }
+        }
+        return result
+    }
+
+    /// The inverse of a relationship, if it has one.
+    public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
+        guard let inverseName = relationship.inverseName else { return nil }
+        return entitiesByName[relationship.destinationEntityName]?.relationship(named: inverseName)
+    }
+}
+
+/// An error loading or building a model: what went wrong, and the file and line when known.
+public struct ModelError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The kind of problem.
+    public enum Code: Sendable, Equatable {
+        /// The path does not exist or cannot be read.
+        case unreadable
+        /// The file is not in a format Faultline reads (for example Xcode 3's `elements`).
+        case unsupportedFormat
+        /// The file is malformed (bad XML, bad archive).
+        case malformed
+        /// The model's content is inconsistent (missing entity, bad inverse).
+        case invalidModel
+    }
+
+    /// The kind of problem.
+    public var code: Code
+    /// A sentence saying what is wrong.
+    public var message: String
+    /// The file involved, if any.
+    public var file: String?
+    /// The 1-based line in `file`, if known.
+    public var line: Int?
+    /// The entity the problem is in, if any.
+    public var entityName: String?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, file: String? = nil, line: Int? = nil, entity: String? = nil) {
+        self.entityName = entity
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        switch (file, line) {
+        case let (file?, line?): "\(file):\(line): \(message)"
+        case let (file?, nil): "\(file): \(message)"
+        default: message
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// Loads a model from a file, choosing the reader by what the path is.
+    ///
+    /// - `Foo.xcdatamodeld`: the current version (from `.xccurrentversion`), or `version`
+    ///   (`"Foo 2"`, with or without `.xcdatamodel`).
+    /// - `Foo.xcdatamodel` (a folder) or its `contents` file: Xcode 4+ XML.
+    ///
+    /// - Throws: ``ModelError`` naming the file (and for XML the line) when the path cannot
+    ///   be read, is in an unsupported format, or is malformed.
+    public convenience init(contentsOf url: URL, version: String? = nil) throws {
+        let loaded = try ModelFileLoader.load(url: url, version: version)
+        try self.init(
+            entities: loaded.entities,
+            fetchRequestTemplates: Array(loaded.fetchRequestTemplates.values).sorted { $0.name < $1.name },
+            configurations: loaded.configurations,
+            versionIdentifiers: loaded.versionIdentifiers,
+            sourceDescription: loaded.sourceDescription
+        )
+    }
+}
+
+/// Picks the reader for a model path.
+enum ModelFileLoader {
+    static func load(url: URL, version: String?) throws -> ManagedObjectModel {
+        let path = url.path
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ModelError(.unreadable, "no such file or folder", file: path)
+        }
+        let ext = url.pathExtension.lowercased()
+        if isDirectory.boolValue {
+            switch ext {
+            case "xcdatamodeld":
+                return try loadBundle(url: url, version: version)
+            case "xcdatamodel":
+                return try loadXcdatamodel(url: url)
+            default:
+                if fm.fileExists(atPath: url.appendingPathComponent("contents").path) {
+                    return try loadXcdatamodel(url: url)
+                }
+                throw ModelError(.unsupportedFormat, "not a model: expected an .xcdatamodeld, .xcdatamodel, .momd or .mom", file: path)
+            }
+        }
+        if url.lastPathComponent == "contents" {
+            return try loadXML(url: url)
+        }
+        throw ModelError(.unsupportedFormat, "not a model: expected an .xcdatamodeld, .xcdatamodel, .momd or .mom", file: path)
+    }
+
+    static func loadXcdatamodel(url: URL) throws -> ManagedObjectModel {
+        let contents = url.appendingPathComponent("contents")
+        if FileManager.default.fileExists(atPath: contents.path) {
+            return try loadXML(url: contents)
+        }
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("elements").path) {
+            throw ModelError(
+                .unsupportedFormat,
+                "this is the pre-Xcode 4 model format (an 'elements' archive); open and save it in a current Xcode, or pass the compiled .mom/.momd",
+                file: url.path)
+        }
+        throw ModelError(.unreadable, "no 'contents' file in this .xcdatamodel", file: url.path)
+    }
+
+    static func loadXML(url: URL) throws -> ManagedObjectModel {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ModelError(.unreadable, "cannot read: \(error.localizedDescription)", file: url.path)
+        }
+        return try XMLModelLoader.load(data: data, file: url.path)
+    }
+
+    /// The version names of an `.xcdatamodeld` bundle, sorted, and the current one.
+    static func bundleVersions(url: URL) throws -> (all: [String], current: String?) {
+        let items: [String]
+        do {
+            items = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw ModelError(.unreadable, "cannot list: \(error.localizedDescription)", file: url.path)
+        }
+        let versions = items.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }.sorted()
+        var current: String?
+        let marker = url.appendingPathComponent(".xccurrentversion")
+        if let data = try? Data(contentsOf: marker) {
+            guard
+                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
+                let dict = plist as? [String: Any],
+                let name = dict["_XCCurrentVersionName"] as? String
+            else {
+                throw ModelError(.malformed, "not a property list with _XCCurrentVersionName", file: marker.path)
+            }
+            current = name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+        }
+        return (versions, current ?? (versions.count == 1 ? versions.first : nil))
+    }
+
+    static func loadBundle(url: URL, version: String?) throws -> ManagedObjectModel {
+        let (versions, current) = try bundleVersions(url: url)
+        guard !versions.isEmpty else {
+            throw ModelError(.unreadable, "no .xcdatamodel versions inside", file: url.path)
+        }
+        var wanted = version ?? current ?? versions[versions.count - 1]
+        if wanted.hasSuffix(".xcdatamodel") { wanted = String(wanted.dropLast(".xcdatamodel".count)) }
+        guard versions.contains(wanted) else {
+            throw ModelError(
+                .unreadable,
+                "no version named \"\(wanted)\"; versions: \(versions.map { "\"\($0)\"" }.joined(separator: ", "))",
+                file: url.path)
+        }
+        return try loadXcdatamodel(url: url.appendingPathComponent(wanted + ".xcdatamodel"))
+    }
+}

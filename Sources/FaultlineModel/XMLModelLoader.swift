@@ -1,0 +1,219 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads the Xcode 4+ `contents` XML of an `.xcdatamodel`.
+enum XMLModelLoader {
+    /// Parses `contents` XML data; `file` names the file in errors.
+    static func load(data: Data, file: String) throws -> ManagedObjectModel {
+        let delegate = Delegate(file: file)
+        let parser = XMLParser(data: data)
+        parser.delegate = delegate
+        parser.shouldProcessNamespaces = false
+        let ok = parser.parse()
+        if let error = delegate.error { throw error }
+        if !ok {
+            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "unknown XML error"
+            throw ModelError(.malformed, "not well-formed XML (\(reason))", file: file, line: max(parser.lineNumber, 1))
+        }
+        guard delegate.sawModel else {
+            throw ModelError(.malformed, "no <model> element: not an Xcode data model", file: file, line: 1)
+        }
+        do {
+            return try ManagedObjectModel(
+                entities: delegate.entities,
+                fetchRequestTemplates: delegate.templates,
+                configurations: delegate.configurations,
+                versionIdentifiers: delegate.versionIdentifiers,
+                sourceDescription: file
+            )
+        } catch var error as ModelError {
+            error.file = file
+            if let entity = error.entityName { error.line = delegate.entityLines[entity] }
+            throw error
+        }
+    }
+
+    private final class Delegate: NSObject, XMLParserDelegate {
+        let file: String
+        var error: ModelError?
+        var sawModel = false
+        var entities: [EntityDescription] = []
+        var entityLines: [String: Int] = [:]
+        var templates: [FetchRequestTemplate] = []
+        var configurations: [String: [String]] = [:]
+        var versionIdentifiers: [String] = []
+
+        // Parse state.
+        private var stack: [String] = []
+        private var entity: EntityDescription?
+        private var fetchedPropertyName: String?
+        private var configurationName: String?
+        private var currentConstraint: [String]?
+        private var currentCompound: [String]?
+        private var currentFetchIndex: FetchIndexDescription?
+        private var userInfoTarget: (kind: String, name: String)?
+
+        init(file: String) { self.file = file }
+
+        func fail(_ parser: XMLParser, _ message: String) {
+            guard error == nil else { return }
+            error = ModelError(.malformed, message, file: file, line: parser.lineNumber)
+            parser.abortParsing()
+        }
+
+        func bool(_ a: [String: String], _ key: String) -> Bool { a[key] == "YES" }
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes a: [String: String] = [:]) {
+            defer { stack.append(name) }
+            let parent = stack.last
+            switch name {
+            case "model":
+                guard stack.isEmpty else { return fail(parser, "nested <model> element") }
+                if let type = a["type"], type != "com.apple.IDECoreDataModeler.DataModel" {
+                    return fail(parser, "unknown model type \"\(type)\"")
+                }
+                sawModel = true
+                if let v = a["userDefinedModelVersionIdentifier"] { versionIdentifiers = [v] }
+            case "entity" where parent == "model":
+                guard let entityName = a["name"], !entityName.isEmpty else { return fail(parser, "<entity> without a name") }
+                entityLines[entityName] = parser.lineNumber
+                entity = EntityDescription(
+                    name: entityName,
+                    managedObjectClassName: a["representedClassName"],
+                    isAbstract: bool(a, "isAbstract"),
+                    superentityName: a["parentEntity"],
+                    renamingIdentifier: a["elementID"],
+                    versionHashModifier: a["versionHashModifier"]
+                )
+            case "attribute" where parent == "entity":
+                guard let attrName = a["name"], !attrName.isEmpty else { return fail(parser, "<attribute> without a name") }
+                let typeName = a["attributeType"] ?? "Undefined"
+                guard let type = AttributeType(xmlName: typeName) else {
+                    return fail(parser, "attribute \(entity?.name ?? "?").\(attrName): unknown attributeType \"\(typeName)\"")
+                }
+                entity?.declaredAttributes.append(AttributeDescription(
+                    name: attrName,
+                    type: type,
+                    isOptional: bool(a, "optional"),
+                    isTransient: bool(a, "transient"),
+                    defaultValueString: a["defaultValueString"],
+                    defaultDateTimeInterval: a["defaultDateTimeInterval"].flatMap(Double.init),
+                    allowsExternalBinaryDataStorage: bool(a, "allowsExternalBinaryDataStorage"),
+                    valueTransformerName: a["valueTransformerName"],
+                    valueClassName: a["customClassName"],
+                    preservesValueInHistoryOnDeletion: bool(a, "preserveAfterDeletion"),
+                    renamingIdentifier: a["elementID"],
+                    versionHashModifier: a["versionHashModifier"]
+                ))
+                userInfoTarget = ("attribute", attrName)
+            case "relationship" where parent == "entity":
+                guard let relName = a["name"], !relName.isEmpty else { return fail(parser, "<relationship> without a name") }
+                guard let destination = a["destinationEntity"] else {
+                    return fail(parser, "relationship \(entity?.name ?? "?").\(relName) has no destinationEntity")
+                }
+                let ruleName = a["deletionRule"] ?? "Nullify"
+                guard let rule = DeleteRule(xmlName: ruleName) else {
+                    return fail(parser, "relationship \(entity?.name ?? "?").\(relName): unknown deletionRule \"\(ruleName)\"")
+                }
+                let toMany = bool(a, "toMany")
+                entity?.declaredRelationships.append(RelationshipDescription(
+                    name: relName,
+                    destination: destination,
+                    inverse: a["inverseName"],
+                    inverseEntityName: a["inverseEntity"],
+                    toMany: toMany,
+                    ordered: bool(a, "ordered"),
+                    deleteRule: rule,
+                    isOptional: bool(a, "optional"),
+                    isTransient: bool(a, "transient"),
+                    minCount: a["minCount"].flatMap { Int($0) } ?? 0,
+                    maxCount: a["maxCount"].flatMap { Int($0) } ?? (toMany ? 0 : 1),
+                    renamingIdentifier: a["elementID"],
+                    versionHashModifier: a["versionHashModifier"]
+                ))
+                userInfoTarget = ("relationship", relName)
+            case "fetchedProperty" where parent == "entity":
+                fetchedPropertyName = a["name"]
+            case "fetchRequest":
+                let template = FetchRequestTemplate(
+                    name: a["name"] ?? "",
+                    entityName: a["entity"] ?? "",
+                    predicateFormat: a["predicateString"],
+                    fetchLimit: a["fetchLimit"].flatMap { Int($0) } ?? 0,
+                    fetchBatchSize: a["fetchBatchSize"].flatMap { Int($0) } ?? 0,
+                    resultType: a["resultType"].flatMap { Int($0) } ?? 0,
+                    includesSubentities: bool(a, "includeSubentities"),
+                    includesPropertyValues: bool(a, "includePropertyValues"),
+                    includesPendingChanges: bool(a, "includesPendingChanges"),
+                    returnsObjectsAsFaults: bool(a, "returnObjectsAsFaults"),
+                    returnsDistinctResults: bool(a, "returnDistinctResults")
+                )
+                if parent == "fetchedProperty", let fp = fetchedPropertyName {
+                    entity?.declaredFetchedProperties.append(FetchedPropertyDescription(name: fp, fetchRequest: template))
+                } else if parent == "model" {
+                    templates.append(template)
+                }
+            case "configuration" where parent == "model":
+                configurationName = a["name"]
+                if let c = configurationName { configurations[c] = [] }
+            case "memberEntity":
+                if let c = configurationName, let e = a["name"] { configurations[c, default: []].append(e) }
+            case "uniquenessConstraint":
+                currentConstraint = []
+            case "constraint":
+                if let v = a["value"] { currentConstraint?.append(v) }
+            case "compoundIndex":
+                currentCompound = []
+            case "index":
+                if let v = a["value"] { currentCompound?.append(v) }
+            case "fetchIndex":
+                currentFetchIndex = FetchIndexDescription(name: a["name"] ?? "", elements: [])
+            case "fetchIndexElement":
+                if let p = a["property"] ?? a["expression"] {
+                    currentFetchIndex?.elements.append(.init(property: p, type: a["type"] ?? "Binary", isAscending: a["order"] != "descending"))
+                }
+            case "entry":
+                guard let key = a["key"] else { return }
+                let value = a["value"] ?? ""
+                switch (parent, stack.dropLast().last) {
+                case ("userInfo", "entity"):
+                    entity?.userInfo[key] = value
+                case ("userInfo", "attribute"):
+                    if let i = entity?.declaredAttributes.indices.last { entity?.declaredAttributes[i].userInfo[key] = value }
+                case ("userInfo", "relationship"):
+                    if let i = entity?.declaredRelationships.indices.last { entity?.declaredRelationships[i].userInfo[key] = value }
+                default:
+                    break
+                }
+            default:
+                break
+            }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            stack.removeLast()
+            switch name {
+            case "entity" where stack.last == "model":
+                if let e = entity { entities.append(e) }
+                entity = nil
+            case "fetchedProperty":
+                fetchedPropertyName = nil
+            case "configuration":
+                configurationName = nil
+            case "uniquenessConstraint":
+                if let c = currentConstraint, !c.isEmpty { entity?.uniquenessConstraints.append(c) }
+                currentConstraint = nil
+            case "compoundIndex":
+                if let c = currentCompound, !c.isEmpty { entity?.compoundIndexes.append(c) }
+                currentCompound = nil
+            case "fetchIndex":
+                if let f = currentFetchIndex { entity?.fetchIndexes.append(f) }
+                currentFetchIndex = nil
+            default:
+                break
+            }
+        }
+    }
+}
