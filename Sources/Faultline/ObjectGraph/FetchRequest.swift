@@ -1,0 +1,41 @@
+import Foundation
+
+/// What to fetch: an entity, an order, a window.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Location")
+/// request.sortDescriptors = [FetchSort(keyPath: "label")]
+/// request.fetchLimit = 5
+/// let locations = try context.fetch(request)
+/// ```
+public struct FetchRequest: Sendable {
+    /// The entity fetched.
+    public var entityName: String
+    /// The order of the results.
+    public var sortDescriptors: [FetchSort] = []
+    /// The largest number of results (0 = no limit).
+    public var fetchLimit: Int = 0
+    /// How many results to skip.
+    public var fetchOffset: Int = 0
+    /// Whether objects of sub-entities are included.
+    public var includesSubentities: Bool = true
+
+    /// Creates a request for an entity.
+    public init(entityName: String) {
+        self.entityName = entityName
+    }
+}
+
+/// One sort key of a fetch: a key path, a direction and a comparison.
+public struct FetchSort: Sendable, Hashable {
+    /// The key path sorted on (`label`, `asset.label`).
+    public var keyPath: String
+    /// Ascending (the default) or descending.
+    public var ascending: Bool
+
+    /// Creates a sort key.
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+}

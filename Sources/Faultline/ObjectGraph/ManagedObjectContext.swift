@@ -1,0 +1,82 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// A scratch pad of managed objects: fetches them from the store, keeps one object per row,
+/// and fires their faults.
+///
+/// ```swift
+/// let context = ManagedObjectContext(coordinator: coordinator)
+/// let locations = try context.fetch(FetchRequest(entityName: "Location"))
+/// print(locations[0].value(forKey: "label") ?? "")
+/// ```
+public final class ManagedObjectContext {
+    /// The coordinator the context fetches through.
+    public let coordinator: PersistentStoreCoordinator
+    /// Objects registered in the context, by ID.
+    public private(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
+
+    /// Creates a context on a coordinator.
+    public init(coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    var store: SQLiteStore { coordinator.store }
+    var model: ManagedObjectModel { coordinator.model }
+
+    /// Fetches the objects a request describes.
+    ///
+    /// - Throws: ``FetchError`` when the entity or a key path is unknown; ``StoreError`` or a
+    ///   SQLite error when the store fails.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let rows = try store.fetchRows(request)
+        return rows.map { register(row: $0) }
+    }
+
+    /// Counts the objects a request would fetch.
+    public func count(for request: FetchRequest) throws -> Int {
+        try store.count(request)
+    }
+
+    /// The object for an ID: the registered one, or a new fault registered now.
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        if let object = registeredObjects[id] { return object }
+        let entity = model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
+        let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
+        registeredObjects[id] = object
+        return object
+    }
+
+    func register(row: StoreRow) -> ManagedObject {
+        let object = self.object(with: row.objectID)
+        if object.isFault {
+            object.storage = row.values
+            object.version = row.version
+            object.isFault = false
+        }
+        return object
+    }
+
+    /// Loads a fault's values from the store.
+    func fireFault(_ object: ManagedObject) throws {
+        guard object.isFault else { return }
+        guard let row = try store.fetchRow(for: object.objectID) else {
+            throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
+        }
+        object.storage = row.values
+        object.version = row.version
+        object.isFault = false
+        store.connection.emit(.message(category: "annotation", text: "fault fulfilled from database for : \(object.objectID.uriRepresentation)"))
+    }
+}
+
+/// An error in a fetch request: unknown entity, key path or option.
+public struct FetchError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// A sentence saying what is wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

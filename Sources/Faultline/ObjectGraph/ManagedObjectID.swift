@@ -1,0 +1,45 @@
+import Foundation
+
+/// The identity of a managed object: its store, entity and primary key.
+///
+/// Object IDs are values that may cross between contexts and threads; objects may not.
+/// A saved object's URI is Core Data's `x-coredata://<store UUID>/<Entity>/p<Z_PK>`; an
+/// unsaved object has a temporary ID, `x-coredata:///<Entity>/t<UUID>`.
+public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The entity name.
+    public let entityName: String
+    /// The store UUID (empty for temporary IDs).
+    public let storeIdentifier: String
+    /// The primary key (`Z_PK`); 0 for a temporary ID.
+    public let primaryKey: Int64
+    /// The temporary identifier of an unsaved object.
+    public let temporaryIdentifier: String?
+
+    /// A permanent ID for a stored row.
+    public init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
+        self.entityName = entityName
+        self.storeIdentifier = storeIdentifier
+        self.primaryKey = primaryKey
+        self.temporaryIdentifier = nil
+    }
+
+    /// A new temporary ID for an unsaved object.
+    public init(temporaryFor entityName: String) {
+        self.entityName = entityName
+        self.storeIdentifier = ""
+        self.primaryKey = 0
+        self.temporaryIdentifier = UUID().uuidString
+    }
+
+    /// Whether the ID is temporary (the object was never saved).
+    public var isTemporaryID: Bool { temporaryIdentifier != nil }
+
+    /// Core Data's URI form.
+    public var uriRepresentation: String {
+        if let temporaryIdentifier { return "x-coredata:///\(entityName)/t\(temporaryIdentifier)" }
+        return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
+    }
+
+    /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
+    public var description: String { "<\(uriRepresentation)>" }
+}

@@ -1,0 +1,181 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// A Core Data SQLite store: the file, its metadata, the model it holds and how that model
+/// maps onto its tables.
+///
+/// Opening is read-only unless ``Options/readOnly`` is false: a read-only store is opened
+/// with `SQLITE_OPEN_READONLY`, sees rows that live only in the `-wal`, and changes no byte of
+/// the store, its `-wal` or its `-shm`.
+public final class SQLiteStore {
+    /// How a store is opened.
+    public struct Options: Sendable {
+        /// Open without any write access (the default).
+        public var readOnly: Bool
+        /// Create the store from the model when the file does not exist (needs `readOnly == false`).
+        public var createIfMissing: Bool
+
+        /// Creates options; the default is read-only.
+        public init(readOnly: Bool = true, createIfMissing: Bool = false) {
+            self.readOnly = readOnly
+            self.createIfMissing = createIfMissing
+        }
+    }
+
+    /// The store file, or nil for an in-memory store.
+    public let url: URL?
+    /// The connection all statements go through.
+    public let connection: Connection
+    /// The model of the store's objects.
+    public let model: ManagedObjectModel
+    /// How the model maps onto the tables.
+    public let mapping: SchemaMapping
+    /// The store UUID (`Z_UUID`), the host part of object URIs.
+    public private(set) var identifier: String
+    /// The metadata property list (`Z_PLIST`).
+    public private(set) var metadata: [String: Any]
+
+    /// Opens the store at `url` with `model`.
+    ///
+    /// - Throws: ``StoreError`` when the file is missing (and may not be created), is not a
+    ///   Core Data store, or cannot be read.
+    public init(url: URL, model: ManagedObjectModel, options: Options = Options()) throws {
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists && !(options.createIfMissing && !options.readOnly) {
+            throw StoreError(.fileNotFound, "no such store file", path: path)
+        }
+        self.url = url
+        self.model = model
+        self.mapping = SchemaMapping(model: model)
+        do {
+            self.connection = try Connection(path: path, mode: options.readOnly ? .readOnly : (exists ? .readWrite : .readWriteCreate))
+        } catch let error as SQLiteError {
+            throw StoreError(.cannotOpen, error.message, path: path)
+        }
+        self.identifier = ""
+        self.metadata = [:]
+        try CoreDataFunctions.register(on: connection)
+        if exists {
+            try readMetadata()
+        } else {
+            try createSchema()
+        }
+    }
+
+    /// Creates an in-memory store for `model`: the same engine and SQL, nothing on disk.
+    public init(inMemoryWith model: ManagedObjectModel) throws {
+        self.url = nil
+        self.model = model
+        self.mapping = SchemaMapping(model: model)
+        self.connection = try Connection(path: ":memory:", mode: .inMemory)
+        self.identifier = ""
+        self.metadata = [:]
+        try CoreDataFunctions.register(on: connection)
+        try createSchema()
+    }
+
+    /// The store's path for messages (`:memory:` for in-memory stores).
+    public var path: String { url?.path ?? ":memory:" }
+
+    /// Whether the store refuses writes.
+    public var isReadOnly: Bool { connection.isReadOnly }
+
+    private func readMetadata() throws {
+        let rows: [Row]
+        do {
+            guard try connection.tableExists("Z_METADATA") else {
+                throw StoreError(.notAStore, "not a Core Data store: it has no Z_METADATA table", path: path)
+            }
+            rows = try connection.query("SELECT Z_VERSION, Z_UUID, Z_PLIST FROM Z_METADATA")
+        } catch let error as SQLiteError {
+            throw StoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
+        }
+        guard let row = rows.first else {
+            throw StoreError(.notAStore, "not a Core Data store: Z_METADATA is empty", path: path)
+        }
+        identifier = row[1].string ?? ""
+        if let data = row[2].data, !data.isEmpty {
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
+            metadata = plist as? [String: Any] ?? [:]
+        }
+    }
+
+    private func createSchema() throws {
+        let uuid = UUID().uuidString
+        try connection.transaction(.exclusive) {
+            if url != nil {
+                try connection.executeScript("PRAGMA auto_vacuum = 2; PRAGMA journal_mode = WAL;")
+            }
+            for statement in mapping.createStatements() {
+                try connection.executeScript(statement)
+            }
+            for entity in mapping.entities.values.sorted(by: { $0.entityNumber < $1.entityNumber }) {
+                try connection.execute(
+                    "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
+                    [.integer(Int64(entity.entityNumber)), .text(entity.name), .integer(Int64(entity.superNumber)), 0])
+            }
+            let plist = StoreMetadata.initialMetadata(for: model)
+            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+            try connection.execute("INSERT INTO Z_METADATA(Z_VERSION, Z_UUID, Z_PLIST) VALUES(?, ?, ?)", [1, .text(uuid), .blob(data)])
+        }
+        identifier = uuid
+        metadata = StoreMetadata.initialMetadata(for: model)
+    }
+}
+
+/// The metadata Core Data keeps in `Z_METADATA`.
+public enum StoreMetadata {
+    /// The `NSPersistenceFrameworkVersion` Faultline writes.
+    public static let frameworkVersion = 1345
+
+    /// The plist written into a new store.
+    public static func initialMetadata(for model: ManagedObjectModel) -> [String: Any] {
+        [
+            "NSStoreType": "SQLite",
+            "NSPersistenceFrameworkVersion": frameworkVersion,
+            "NSStoreModelVersionHashesVersion": 3,
+            "NSStoreModelVersionIdentifiers": model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers,
+            "_NSAutoVacuumLevel": "2",
+        ]
+    }
+}
+
+/// An error opening or using a store: what went wrong and the file involved.
+public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The kind of problem.
+    public enum Code: Int, Sendable, Equatable {
+        /// The file does not exist.
+        case fileNotFound = 260
+        /// SQLite could not open it.
+        case cannotOpen = 256
+        /// It is not a Core Data store.
+        case notAStore = 259
+        /// The model does not match the store (Core Data's 134100).
+        case incompatibleModel = 134100
+        /// A write was attempted on a read-only store.
+        case readOnly = 513
+        /// No model could be found for the store.
+        case noModel = 134140
+    }
+
+    /// The kind of problem.
+    public var code: Code
+    /// A sentence saying what is wrong.
+    public var message: String
+    /// The store path.
+    public var path: String?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, path: String? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+    }
+
+    public var description: String {
+        if let path { return "\(path): \(message)" }
+        return message
+    }
+}

@@ -1,0 +1,68 @@
+import FaultlineModel
+import Foundation
+
+extension SchemaMapping {
+    /// The statements Core Data runs to create a store for this model, in its order:
+    /// entity tables (each followed by the join tables it names), their indexes, then the
+    /// metadata tables.
+    public func createStatements() -> [String] {
+        var statements: [String] = []
+        var indexes: [String] = []
+        for table in tables {
+            let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
+            statements.append("CREATE TABLE \(table.name) ( \(columns) )")
+            let named = joinTables.filter { join in
+                entities[join.sourceEntity]?.table == table.name
+            }
+            for join in named {
+                var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
+                if let c = join.sourceOrderColumn { columns.append("\(c) INTEGER") }
+                if let c = join.destinationOrderColumn { columns.append("\(c) INTEGER") }
+                columns.append("PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn))")
+                statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
+                indexes.append("CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
+            }
+            if table.entityNumbers.count > 1 {
+                indexes.append("CREATE INDEX \(table.name)_Z_ENT_INDEX ON \(table.name) (Z_ENT)")
+            }
+            for entityName in table.entityNumbers.compactMap({ entityNames[$0] }) {
+                guard let entity = model.entity(named: entityName), let mapping = self.entity(entityName) else { continue }
+                for index in entity.fetchIndexes {
+                    let parts = index.elements.compactMap { element -> String? in
+                        guard let column = mapping.attributeColumns[element.property] ?? mapping.toOneColumns[element.property]?.foreignKey else { return nil }
+                        return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
+                    }
+                    if !parts.isEmpty {
+                        indexes.append("CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                    }
+                }
+                for (i, properties) in entity.compoundIndexes.enumerated() {
+                    let parts = properties.compactMap { mapping.attributeColumns[$0] ?? mapping.toOneColumns[$0]?.foreignKey }.map { "\($0) COLLATE BINARY ASC" }
+                    if !parts.isEmpty {
+                        let suffix = entity.compoundIndexes.count > 1 ? String(i + 1) : ""
+                        indexes.append("CREATE INDEX Z_\(entityName)_compoundIndex\(suffix) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                    }
+                }
+                for properties in entity.uniquenessConstraints {
+                    let columns = properties.compactMap { mapping.attributeColumns[$0] ?? mapping.toOneColumns[$0]?.foreignKey }
+                    guard columns.count == properties.count else { continue }
+                    let name = "Z_\(entityName)_UNIQUE_" + properties.joined(separator: "_")
+                    indexes.append("CREATE UNIQUE INDEX \(name) ON \(table.name) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                }
+            }
+            for column in table.columns {
+                switch column.kind {
+                case .foreignKey, .hiddenForeignKey:
+                    indexes.append("CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
+                default:
+                    break
+                }
+            }
+        }
+        statements += indexes
+        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        return statements
+    }
+}

@@ -1,0 +1,205 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// One fetched row, decoded: its ID, version and values by property name.
+struct StoreRow {
+    var objectID: ManagedObjectID
+    var version: Int64
+    var values: [String: Any]
+}
+
+/// A column of a SELECT and the property it fills.
+struct SelectedColumn {
+    enum Target {
+        case attribute(AttributeDescription)
+        case toOne(RelationshipDescription, entityColumn: Bool)
+    }
+    var column: String
+    var target: Target
+}
+
+extension SQLiteStore {
+    /// The columns Core Data selects for an entity: ancestors, the entity and its sub-entities in
+    /// pre-order; for each, its attributes by name, then its to-one foreign keys by name.
+    func selectedColumns(for entity: EntityDescription) -> [SelectedColumn] {
+        guard let entityMapping = mapping.entity(entity.name) else { return [] }
+        let chain = model.inheritanceChain(of: entity).dropLast() + model.entityAndDescendants(of: entity)
+        var result: [SelectedColumn] = []
+        for e in chain {
+            let eMapping = mapping.entity(e.name) ?? entityMapping
+            for attribute in e.declaredAttributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
+                if let column = eMapping.attributeColumns[attribute.name] {
+                    result.append(SelectedColumn(column: column, target: .attribute(attribute)))
+                }
+            }
+            for relationship in e.declaredRelationships.sorted(by: { $0.name < $1.name }) where relationship.isToOne && !relationship.isTransient {
+                if let columns = eMapping.toOneColumns[relationship.name] {
+                    result.append(SelectedColumn(column: columns.foreignKey, target: .toOne(relationship, entityColumn: false)))
+                    if let c = columns.entityColumn {
+                        result.append(SelectedColumn(column: c, target: .toOne(relationship, entityColumn: true)))
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The entity, or a ``FetchError`` in Core Data's words.
+    func entityForFetch(_ name: String) throws -> (EntityDescription, EntityMapping) {
+        guard let entity = model.entity(named: name), let entityMapping = mapping.entity(name) else {
+            throw FetchError("entity \(name) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+        }
+        return (entity, entityMapping)
+    }
+
+    /// The SELECT Core Data runs for an object fetch, and its arguments.
+    func selectSQL(for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn]) throws -> (String, [SQLValue]) {
+        let first = entity.hasSubentities ? "t0.Z_ENT" : "0"
+        var sql = "SELECT \(first), t0.Z_PK, t0.Z_OPT"
+        for column in columns { sql += ", t0.\(column.column)" }
+        sql += " FROM \(entityMapping.table) t0"
+        var arguments: [SQLValue] = []
+        var conditions: [String] = []
+        if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
+            conditions.append(filter)
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if !request.sortDescriptors.isEmpty {
+            var keys: [String] = []
+            for sort in request.sortDescriptors {
+                guard let column = entityMapping.attributeColumns[sort.keyPath] else {
+                    throw FetchError("keypath \(sort.keyPath) not found in entity \(entity.name)")
+                }
+                keys.append("t0.\(column)" + (sort.ascending ? "" : " DESC"))
+            }
+            sql += " ORDER BY " + keys.joined(separator: ", ")
+        }
+        if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 {
+            if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
+            sql += " OFFSET \(request.fetchOffset)"
+        }
+        return (sql, arguments)
+    }
+
+    /// The `Z_ENT` condition for an entity that shares its table with others.
+    func entityFilter(entity: EntityDescription, entityMapping: EntityMapping, includesSubentities: Bool, arguments: inout [SQLValue]) -> String? {
+        guard let table = mapping.table(named: entityMapping.table), table.entityNumbers.count > 1 else { return nil }
+        let range = entityMapping.subtreeNumbers
+        if !includesSubentities || range.lowerBound == range.upperBound {
+            arguments.append(.integer(Int64(entityMapping.entityNumber)))
+            return " t0.Z_ENT = ?"
+        }
+        if range.count == table.entityNumbers.count { return nil }
+        arguments.append(.integer(Int64(range.lowerBound)))
+        arguments.append(.integer(Int64(range.upperBound)))
+        return "( t0.Z_ENT >= ? AND  t0.Z_ENT <= ?)"
+    }
+
+    /// Fetches and decodes the rows of an object fetch, logging Core Data's annotations.
+    func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        let columns = selectedColumns(for: entity)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
+        let statement = try connection.cachedStatement(sql)
+        try statement.bind(arguments)
+        var rows: [StoreRow] = []
+        while try statement.step() {
+            rows.append(decodeRow(statement, entity: entity, columns: columns))
+        }
+        let sqlSeconds = statement.elapsedSeconds
+        statement.reset()
+        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if connection.isTraced {
+            connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
+            connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, rows.count)))
+        }
+        return rows
+    }
+
+    /// Fetches one object's row by primary key (firing a fault).
+    func fetchRow(for id: ManagedObjectID) throws -> StoreRow? {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entity, entityMapping) = try entityForFetch(id.entityName)
+        let columns = selectedColumns(for: entity)
+        let first = entity.hasSubentities ? "t0.Z_ENT" : "0"
+        let sql = "SELECT \(first), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined() + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
+        let statement = try connection.cachedStatement(sql)
+        try statement.bind([.integer(id.primaryKey)])
+        var row: StoreRow?
+        if try statement.step() {
+            row = decodeRow(statement, entity: entity, columns: columns)
+        }
+        while try statement.step() {}
+        let sqlSeconds = statement.elapsedSeconds
+        statement.reset()
+        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if connection.isTraced {
+            connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
+            connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, row == nil ? 0 : 1)))
+        }
+        return row
+    }
+
+    /// Counts the objects of a fetch.
+    func count(_ request: FetchRequest) throws -> Int {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        var arguments: [SQLValue] = []
+        var sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
+        if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
+            sql = "SELECT COUNT( DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0 WHERE " + filter
+        }
+        let statement = try connection.cachedStatement(sql)
+        try statement.bind(arguments)
+        var count = 0
+        if try statement.step() { count = Int(statement.int64(at: 0)) }
+        while try statement.step() {}
+        statement.reset()
+        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if connection.isTraced {
+            connection.emit(.message(category: "annotation", text: String(format: "total count request execution time: %.4fs for count of %lu.", total, count)))
+        }
+        return count
+    }
+
+    private func decodeRow(_ statement: Statement, entity: EntityDescription, columns: [SelectedColumn]) -> StoreRow {
+        var rowEntity = entity
+        if entity.hasSubentities {
+            let number = Int(statement.int64(at: 0))
+            if let name = mapping.entityNames[number], let e = model.entity(named: name) { rowEntity = e }
+        }
+        let pk = statement.int64(at: 1)
+        let version = statement.int64(at: 2)
+        var values: [String: Any] = [:]
+        var pendingToOne: [String: Int64] = [:]
+        var toOneEntity: [String: Int] = [:]
+        for (i, column) in columns.enumerated() {
+            let index = i + 3
+            switch column.target {
+            case .attribute(let attribute):
+                if let v = ValueCoding.decode(statement.value(at: index), as: attribute.attributeType) {
+                    values[attribute.name] = v
+                }
+            case .toOne(let relationship, let isEntityColumn):
+                if statement.isNull(at: index) { continue }
+                if isEntityColumn {
+                    toOneEntity[relationship.name] = Int(statement.int64(at: index))
+                } else {
+                    pendingToOne[relationship.name] = statement.int64(at: index)
+                }
+            }
+        }
+        for (name, pk) in pendingToOne {
+            guard let relationship = rowEntity.relationship(named: name) else { continue }
+            var destination = relationship.destinationEntityName
+            if let number = toOneEntity[name], let actual = mapping.entityNames[number] { destination = actual }
+            values[name] = ManagedObjectID(entityName: destination, storeIdentifier: identifier, primaryKey: pk)
+        }
+        return StoreRow(
+            objectID: ManagedObjectID(entityName: rowEntity.name, storeIdentifier: identifier, primaryKey: pk),
+            version: version, values: values)
+    }
+}

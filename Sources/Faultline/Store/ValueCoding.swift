@@ -1,0 +1,79 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// Converts attribute values between Swift and SQLite the way Core Data stores them.
+///
+/// Integers and Booleans are INTEGER; Float and Double REAL; Date is seconds since
+/// 2001-01-01 (whole seconds come back as INTEGER); String and URI TEXT; Binary, UUID
+/// (16 bytes) and Transformable BLOB; Decimal is stored as its text.
+public enum ValueCoding {
+    /// Seconds between 1970-01-01 and 2001-01-01, Core Data's reference date.
+    public static let referenceDateOffset: Double = 978_307_200
+
+    /// Decodes a column value for an attribute type; NULL gives nil.
+    public static func decode(_ value: SQLValue, as type: AttributeType) -> Any? {
+        if case .null = value { return nil }
+        switch type {
+        case .integer16: return value.int64.map { Int16(truncatingIfNeeded: $0) }
+        case .integer32: return value.int64.map { Int32(truncatingIfNeeded: $0) }
+        case .integer64: return value.int64
+        case .boolean: return value.int64.map { $0 != 0 }
+        case .double: return value.double
+        case .float: return value.double.map { Float($0) }
+        case .decimal:
+            switch value {
+            case .text(let s): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX"))
+            case .integer(let i): return Decimal(i)
+            case .real(let d): return Decimal(d)
+            default: return nil
+            }
+        case .date: return value.double.map { Date(timeIntervalSinceReferenceDate: $0) }
+        case .string, .objectID:
+            switch value {
+            case .text(let s): return s
+            case .integer(let i): return String(i)
+            case .real(let d): return SQLValue.format(d)
+            case .blob(let d): return String(decoding: d, as: UTF8.self)
+            case .null: return nil
+            }
+        case .uri: return value.string.flatMap { URL(string: $0) }
+        case .uuid:
+            guard let data = value.data, data.count == 16 else { return value.string.flatMap(UUID.init(uuidString:)) }
+            let b = [UInt8](data)
+            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        case .binaryData, .transformable, .composite, .undefined:
+            switch value {
+            case .blob(let d): return d
+            case .text(let s): return Data(s.utf8)
+            default: return value.double
+            }
+        }
+    }
+
+    /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
+    public static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
+        guard let value else { return .null }
+        switch value {
+        case let v as Bool: return .integer(v ? 1 : 0)
+        case let v as Int: return type == .double || type == .float ? .real(Double(v)) : .integer(Int64(v))
+        case let v as Int16: return .integer(Int64(v))
+        case let v as Int32: return .integer(Int64(v))
+        case let v as Int64: return type == .double || type == .float ? .real(Double(v)) : .integer(v)
+        case let v as Double:
+            if type.isInteger, let i = Int64(exactly: v) { return .integer(i) }
+            return .real(v)
+        case let v as Float: return .real(Double(v))
+        case let v as Decimal: return .text(NSDecimalNumber(decimal: v).stringValue)
+        case let v as String: return .text(v)
+        case let v as Date: return .real(v.timeIntervalSinceReferenceDate)
+        case let v as URL: return .text(v.absoluteString)
+        case let v as UUID:
+            let u = v.uuid
+            return .blob(Data([u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]))
+        case let v as Data: return .blob(v)
+        case let v as SQLValue: return v
+        default: return .text(String(describing: value))
+        }
+    }
+}

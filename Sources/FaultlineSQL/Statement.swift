@@ -1,0 +1,194 @@
+import CFaultlineSQLite
+import Foundation
+
+/// A prepared SQL statement: bind values by index, step through rows, read columns.
+///
+/// Values are always bound, never pasted into the SQL text. Stepping reports a
+/// ``TraceEvent/statement(sql:arguments:)`` event when the statement starts and a
+/// ``TraceEvent/finished(sql:seconds:rows:)`` event when it is done or reset.
+public final class Statement {
+    /// The SQL text as written.
+    public let sql: String
+    /// The names of the result columns.
+    public let columnNames: [String]
+    private let handle: OpaquePointer
+    private unowned let connection: Connection
+    private var arguments: [SQLValue] = []
+    private var started = false
+    private var rowsStepped = 0
+    private var elapsed: UInt64 = 0
+    private var finishedReported = false
+
+    init(connection: Connection, sql: String) throws {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+        let count = sqlite3_column_count(statement)
+        self.columnNames = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The number of `?` parameters.
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    /// Whether the statement only reads.
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    /// Binds values to the parameters, by index (the first value to `?1`).
+    public func bind(_ values: [SQLValue]) throws {
+        guard values.count == parameterCount else {
+            throw SQLiteError(code: SQLITE_RANGE, message: "statement has \(parameterCount) parameters, \(values.count) values given", sql: sql, path: connection.path)
+        }
+        for (i, value) in values.enumerated() {
+            try bind(value, at: Int32(i + 1))
+        }
+        arguments = values
+    }
+
+    private func bind(_ value: SQLValue, at index: Int32) throws {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
+        case .real(let d): rc = sqlite3_bind_double(handle, index, d)
+        case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, faultline_sqlite3_transient())
+        case .blob(let d):
+            rc = d.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), faultline_sqlite3_transient()) }
+        }
+        guard rc == SQLITE_OK else {
+            throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path)
+        }
+    }
+
+    /// Advances to the next row; returns false when there are no more.
+    public func step() throws -> Bool {
+        if !started {
+            started = true
+            rowsStepped = 0
+            elapsed = 0
+            finishedReported = false
+            if connection.isTraced { connection.emit(.statement(sql: sql, arguments: arguments)) }
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rc = sqlite3_step(handle)
+        elapsed &+= DispatchTime.now().uptimeNanoseconds &- start
+        switch rc {
+        case SQLITE_ROW:
+            rowsStepped += 1
+            return true
+        case SQLITE_DONE:
+            reportFinished()
+            return false
+        default:
+            let error = SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path)
+            reportFinished()
+            sqlite3_reset(handle)
+            started = false
+            throw error
+        }
+    }
+
+    private func reportFinished() {
+        guard started, !finishedReported else { return }
+        finishedReported = true
+        if connection.isTraced {
+            connection.emit(.finished(sql: sql, seconds: Double(elapsed) / 1e9, rows: rowsStepped))
+        }
+    }
+
+    /// Seconds spent stepping since the statement started.
+    public var elapsedSeconds: Double { Double(elapsed) / 1e9 }
+
+    /// Resets the statement so it can run again, and clears its bindings.
+    public func reset() {
+        reportFinished()
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        arguments = []
+        started = false
+    }
+
+    /// Runs the statement to completion, ignoring any rows.
+    public func run() throws {
+        while try step() {}
+        reset()
+    }
+
+    /// Steps through every row and returns them.
+    public func fetchAll() throws -> [Row] {
+        var rows: [Row] = []
+        while try step() {
+            rows.append(currentRow())
+        }
+        reset()
+        return rows
+    }
+
+    // MARK: Columns of the current row
+
+    /// The number of result columns.
+    public var columnCount: Int { columnNames.count }
+
+    /// The current row's value in a column.
+    public func value(at index: Int) -> SQLValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, i) else { return .null }
+            let count = Int(sqlite3_column_bytes(handle, i))
+            return .text(String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, i) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// Whether the current row's column is NULL.
+    public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+
+    /// The current row's column as an integer (0 for NULL).
+    public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+
+    /// The current row's column as a double (0 for NULL).
+    public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+
+    /// The current row's values.
+    public func currentRow() -> Row {
+        Row(values: (0..<columnCount).map { value(at: $0) }, columnNames: columnNames)
+    }
+}
+
+/// One result row: values by column index or name.
+public struct Row: Sendable, Hashable {
+    /// The values, in column order.
+    public var values: [SQLValue]
+    /// The column names.
+    public var columnNames: [String]
+
+    /// Creates a row.
+    public init(values: [SQLValue], columnNames: [String]) {
+        self.values = values
+        self.columnNames = columnNames
+    }
+
+    /// The value at a column index.
+    public subscript(index: Int) -> SQLValue { values[index] }
+
+    /// The value of the first column with this name, or NULL.
+    public subscript(name: String) -> SQLValue {
+        guard let i = columnNames.firstIndex(of: name) else { return .null }
+        return values[i]
+    }
+}
