@@ -37,8 +37,11 @@ public final class Connection {
 
     /// Opens (or creates) a database.
     ///
+    /// - Parameter immutable: with ``Mode/readOnly``, opens the file as SQLite's `immutable=1`:
+    ///   no locks, no `-wal` or `-shm` files are looked for or created. Only right when nothing
+    ///   else writes the file while it is open and it has no `-wal` to read.
     /// - Throws: ``SQLiteError`` naming the path when it cannot be opened.
-    public init(path: String, mode: Mode = .readOnly) throws {
+    public init(path: String, mode: Mode = .readOnly, immutable: Bool = false) throws {
         self.path = mode == .inMemory ? ":memory:" : path
         self.mode = mode
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -53,6 +56,7 @@ public final class Connection {
             target = ":memory:"
         } else {
             target = "file:" + (path.addingPercentEncoding(withAllowedCharacters: Self.uriPathCharacters) ?? path)
+                + (immutable && mode == .readOnly ? "?immutable=1" : "")
         }
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(target, &db, flags, nil)

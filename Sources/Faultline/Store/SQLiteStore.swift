@@ -50,7 +50,9 @@ public final class SQLiteStore {
         self.model = model
         self.mapping = SchemaMapping(model: model)
         do {
-            self.connection = try Connection(path: path, mode: options.readOnly ? .readOnly : (exists ? .readWrite : .readWriteCreate))
+            self.connection = try Connection(
+                path: path, mode: options.readOnly ? .readOnly : (exists ? .readWrite : .readWriteCreate),
+                immutable: options.readOnly && SQLiteStore.isWALWithoutLog(path: path))
         } catch let error as SQLiteError {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
@@ -62,6 +64,18 @@ public final class SQLiteStore {
         } else {
             try createSchema()
         }
+    }
+
+    /// Whether the file is a WAL-mode database whose `-wal` file is absent. A read-only open of
+    /// such a file would create `-wal` and `-shm` beside it; since there is no log to read, the
+    /// store opens it as immutable instead and leaves the folder as it was.
+    static func isWALWithoutLog(path: String) -> Bool {
+        guard !FileManager.default.fileExists(atPath: path + "-wal"),
+              let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        // Bytes 18 and 19 of the header are the read and write format versions: 2 means WAL.
+        return header.starts(with: Data("SQLite format 3\0".utf8)) && header[18] == 2 && header[19] == 2
     }
 
     /// Creates an in-memory store for `model`: the same engine and SQL, nothing on disk.
@@ -104,10 +118,12 @@ public final class SQLiteStore {
 
     private func createSchema() throws {
         let uuid = UUID().uuidString
+        if url != nil {
+            // Both must precede the first table: auto_vacuum is fixed once a table exists, and
+            // the journal mode cannot change inside a transaction.
+            try connection.executeScript("PRAGMA auto_vacuum = 2; PRAGMA journal_mode = WAL;")
+        }
         try connection.transaction(.exclusive) {
-            if url != nil {
-                try connection.executeScript("PRAGMA auto_vacuum = 2; PRAGMA journal_mode = WAL;")
-            }
             for statement in mapping.createStatements() {
                 try connection.executeScript(statement)
             }
