@@ -132,7 +132,7 @@ public final class Shell {
 
     private func request(for command: FetchCommand) throws -> FetchRequest {
         guard coordinator.model.entity(named: command.entity) != nil else {
-            throw ShellError("no entity named \(command.entity); entities: \(coordinator.model.entities.map(\.name).joined(separator: ", "))")
+            throw ShellError("entity \(command.entity) not found in the model; entities: \(coordinator.model.entities.map(\.name).joined(separator: ", "))")
         }
         if command.predicate != nil {
             throw ShellError("predicates ('where') are not supported yet")

@@ -1,0 +1,121 @@
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// Runs the built `faultline` binary as a user would (arguments, piped stdin) and compares
+/// its whole output. Timings are measured, so they are masked as `#` before comparing.
+@Suite struct TranscriptTests {
+    static let store = "Samples/Inventory/Inventory.sqlite"
+
+    @Test func fetchLocationPrintsTheTableAndCoreDatasLog() throws {
+        let result = try TestSupport.faultline([Self.store, "-c", "fetch Location"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            +----+-----------------+
+            | #  | label           |
+            +----+-----------------+
+            | $1 | Jaye's Basement |
+            | $2 | Garage          |
+            | $3 | Office          |
+            +----+-----------------+
+            3 rows
+
+            """)
+        #expect(TestSupport.maskingTimings(result.stderr) == """
+            CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0
+            CoreData: annotation: sql connection fetch time: #
+            CoreData: annotation: total fetch execution time: # for 3 rows.
+
+            """)
+    }
+
+    @Test func timingsArePrintedWithFourDecimals() throws {
+        let result = try TestSupport.faultline([Self.store, "-c", "fetch Location"])
+        let regex = try NSRegularExpression(pattern: #"^CoreData: annotation: total fetch execution time: \d+\.\d{4}s for 3 rows\.$"#, options: .anchorsMatchLines)
+        #expect(regex.firstMatch(in: result.stderr, range: NSRange(result.stderr.startIndex..., in: result.stderr)) != nil)
+    }
+
+    @Test func pipedStdinRunsAsAScriptWithoutAPrompt() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "count Inventory\nfetch Asset sort by label limit 2 show label\n")
+        #expect(result.status == 0)
+        #expect(result.stderr == "")
+        #expect(result.stdout == """
+            8
+            +----+---------------+
+            | #  | label         |
+            +----+---------------+
+            | $1 | Bicycle       |
+            | $2 | Camping Stove |
+            +----+---------------+
+            2 rows
+
+            """)
+    }
+
+    @Test func theFirstErrorStopsAScriptWithStatusOne() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "fetch Widget\ncount Location\n")
+        #expect(result.status == 1)
+        #expect(result.stdout == "")
+        #expect(result.stderr == "Error: entity Widget not found in the model; entities: Asset, Inventory, Location\n")
+    }
+
+    @Test func keepGoingRunsTheRestAfterAnError() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0", "--keep-going"], stdin: "fetch Widget\ncount Location\n")
+        #expect(result.status == 1)
+        #expect(result.stdout == "3\n")
+    }
+
+    @Test func handlesFollowToOneRelationships() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0", "-c", "fetch Inventory limit 1", "-c", "$1.asset.label"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasSuffix("1 row\nCoffee Mug\n"))
+    }
+
+    @Test func theModelIsFoundBesideTheStoreOrNamedWithModel() throws {
+        let explicit = try TestSupport.faultline([
+            Self.store, "--model", "Samples/Inventory/Inventory.xcdatamodeld", "--sql-debug", "0", "-c", "count Asset",
+        ])
+        #expect(explicit.stdout == "5\n")
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lone = folder.appendingPathComponent("Inventory.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite"), to: lone)
+        let missing = try TestSupport.faultline([lone.path, "-c", "count Asset"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("\(lone.path): no model found beside the store"))
+    }
+
+    @Test func aMissingStoreIsAClearError() throws {
+        let result = try TestSupport.faultline(["/nonexistent/Store.sqlite", "--model", "Samples/Inventory/Inventory.xcdatamodeld", "-c", "count Asset"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: /nonexistent/Store.sqlite: no such store file\n")
+    }
+}
+
+/// The sample store is built by a checked-in script; re-running it must give the same store.
+@Suite struct SampleStoreTests {
+    @Test(.enabled(if: TestSupport.hasCommand("sqlite3") || TestSupport.isCI, "skipped: build-store.sh needs the sqlite3 command (apt-get install sqlite3)"))
+    func buildStoreReproducesTheCheckedInStore() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let built = folder.appendingPathComponent("Inventory.sqlite")
+        let script = TestSupport.inventoryFolder.appendingPathComponent("build-store.sh")
+        let run = try TestSupport.run(URL(fileURLWithPath: "/bin/sh"), [script.path, built.path, TestSupport.faultlineBinary.path])
+        #expect(run.status == 0, "build-store.sh failed: \(run.stderr)")
+        // Everything but the store's UUID and metadata must match: schema, rows, primary keys.
+        let query = """
+            SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name;
+            SELECT * FROM Z_PRIMARYKEY ORDER BY Z_ENT;
+            SELECT * FROM ZASSET ORDER BY Z_PK;
+            SELECT * FROM ZLOCATION ORDER BY Z_PK;
+            SELECT * FROM ZINVENTORY ORDER BY Z_PK;
+            PRAGMA journal_mode; PRAGMA auto_vacuum;
+            """
+        let sqlite3 = URL(fileURLWithPath: "/usr/bin/env")
+        let expected = try TestSupport.run(sqlite3, ["sqlite3", "file:\(TestSupport.inventoryFolder.path)/Inventory.sqlite?immutable=1"], stdin: query)
+        let actual = try TestSupport.run(sqlite3, ["sqlite3", "file:\(built.path)?immutable=1"], stdin: query)
+        #expect(expected.status == 0 && actual.status == 0)
+        #expect(!expected.stdout.isEmpty)
+        #expect(actual.stdout == expected.stdout)
+    }
+}

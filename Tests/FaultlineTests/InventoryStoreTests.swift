@@ -1,0 +1,126 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// The walking skeleton end to end on the Inventory sample: model file → mapping → SQL → rows.
+@Suite struct InventoryStoreTests {
+    static let modelURL = TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld")
+    static let storeURL = TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite")
+
+    /// Opens the checked-in store read-only and records every statement it runs.
+    func openInventory() throws -> (ManagedObjectContext, SQLStatements) {
+        let model = try ManagedObjectModel(contentsOf: Self.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: Self.storeURL)
+        let statements = SQLStatements()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
+        }
+        return (ManagedObjectContext(coordinator: coordinator), statements)
+    }
+
+    @Test func mappingNumbersEntitiesAndNamesColumnsAsCoreDataDoes() throws {
+        let mapping = SchemaMapping(model: try ManagedObjectModel(contentsOf: Self.modelURL))
+        #expect(mapping.entity("Asset")?.entityNumber == 1)
+        #expect(mapping.entity("Inventory")?.entityNumber == 2)
+        #expect(mapping.entity("Location")?.entityNumber == 3)
+        #expect(mapping.entity("Location")?.table == "ZLOCATION")
+        #expect(mapping.entity("Inventory")?.attributeColumns["date"] == "ZDATE")
+        #expect(mapping.entity("Inventory")?.toOneColumns["asset"]?.foreignKey == "ZASSET")
+    }
+
+    @Test func createStatementsAreCoreDatasDDL() throws {
+        let mapping = SchemaMapping(model: try ManagedObjectModel(contentsOf: Self.modelURL))
+        #expect(mapping.createStatements() == [
+            "CREATE TABLE ZASSET ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR )",
+            "CREATE TABLE ZINVENTORY ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCOUNT INTEGER, ZASSET INTEGER, ZLOCATION INTEGER, ZDATE TIMESTAMP )",
+            "CREATE TABLE ZLOCATION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR )",
+            "CREATE INDEX ZINVENTORY_ZASSET_INDEX ON ZINVENTORY (ZASSET)",
+            "CREATE INDEX ZINVENTORY_ZLOCATION_INDEX ON ZINVENTORY (ZLOCATION)",
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        ])
+    }
+
+    @Test func fetchRunsCoreDatasSelectAndReturnsTheRows() throws {
+        let (context, statements) = try openInventory()
+        let locations = try context.fetch(FetchRequest(entityName: "Location"))
+        #expect(statements.sql == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0"])
+        #expect(locations.map { $0.value(forKey: "label") as? String } == ["Jaye's Basement", "Garage", "Office"])
+        #expect(locations.map(\.objectID.primaryKey) == [1, 2, 3])
+    }
+
+    @Test func sortLimitAndOffsetReachTheSQL() throws {
+        let (context, statements) = try openInventory()
+        var request = FetchRequest(entityName: "Asset")
+        request.sortDescriptors = [FetchSort(keyPath: "label", ascending: false)]
+        request.fetchLimit = 2
+        request.fetchOffset = 1
+        let assets = try context.fetch(request)
+        #expect(statements.sql == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 ORDER BY t0.ZLABEL DESC  LIMIT 2 OFFSET 1"])
+        #expect(assets.map { $0.value(forKey: "label") as? String } == ["Laptop", "Coffee Mug"])
+    }
+
+    @Test func datesComeBackFromSecondsSinceTheReferenceDate() throws {
+        let (context, _) = try openInventory()
+        let rows = try context.fetch(FetchRequest(entityName: "Inventory"))
+        let byKey = Dictionary(uniqueKeysWithValues: rows.map { ($0.objectID.primaryKey, $0) })
+        // Whole seconds are stored as INTEGER, fractions as REAL: both decode to the same Date type.
+        #expect(byKey[1]?.value(forKey: "date") as? Date == Date(timeIntervalSinceReferenceDate: 815_304_600))
+        #expect(byKey[5]?.value(forKey: "date") as? Date == Date(timeIntervalSinceReferenceDate: 816_547_530.5))
+        #expect(byKey[8]?.value(forKey: "date") == nil)
+        #expect(byKey[1]?.value(forKey: "count") as? Int16 == 12)  // Integer 16 comes back as Int16
+    }
+
+    @Test func countsMatchTheRows() throws {
+        let (context, _) = try openInventory()
+        #expect(try context.count(for: FetchRequest(entityName: "Inventory")) == 8)
+        #expect(try context.count(for: FetchRequest(entityName: "Location")) == 3)
+    }
+
+    @Test func anUnknownEntityIsAnErrorListingTheEntities() throws {
+        let (context, _) = try openInventory()
+        let error = #expect(throws: FetchError.self) { try context.fetch(FetchRequest(entityName: "Widget")) }
+        #expect(error?.message == "entity Widget not found in the model; entities: Asset, Inventory, Location")
+    }
+
+    @Test func aReadOnlySessionLeavesTheFolderAsItWas() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Inventory.sqlite")
+        try FileManager.default.copyItem(at: Self.storeURL, to: copy)
+        let before = try TestSupport.snapshot(of: folder)
+        do {
+            let model = try ManagedObjectModel(contentsOf: Self.modelURL)
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: copy)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            _ = try context.fetch(FetchRequest(entityName: "Inventory"))
+            #expect(coordinator.store.isReadOnly)
+        }
+        #expect(try TestSupport.snapshot(of: folder) == before)
+    }
+
+    @Test func aMissingStoreIsNotCreatedWithoutWriteAccess() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try ManagedObjectModel(contentsOf: Self.modelURL)
+        let missing = folder.appendingPathComponent("New.sqlite")
+        let error = #expect(throws: StoreError.self) { try PersistentStoreCoordinator(model: model, storeURL: missing) }
+        #expect(error?.code == .fileNotFound)
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+    }
+}
+
+/// Collects the statements a connection runs (the golden-SQL harness).
+final class SQLStatements: @unchecked Sendable {
+    private(set) var sql: [String] = []
+    private(set) var arguments: [[SQLValue]] = []
+
+    func append(_ sql: String, _ arguments: [SQLValue]) {
+        self.sql.append(sql)
+        self.arguments.append(arguments)
+    }
+}
