@@ -1,0 +1,33 @@
+# Faultline: `make demo` opens the Inventory sample in the shell; `make test` runs every test.
+# Both first install the system libraries when they are missing (Debian/Ubuntu, apt-get).
+
+APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test build deps sample clean
+
+demo: deps build
+	.build/debug/faultline Samples/Inventory/Inventory.sqlite
+
+test: deps
+	swift test
+
+build: deps
+	swift build
+
+# Installs only what is missing, so a machine that has everything is not touched.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# Rebuilds Samples/Inventory/Inventory.sqlite from its model and seed rows.
+sample: build
+	Samples/Inventory/build-store.sh
+
+clean:
+	rm -rf .build
