@@ -147,7 +147,13 @@ public final class Shell {
     private func fetch(_ command: FetchCommand) throws {
         let objects = try context.fetch(request(for: command))
         guard let entity = coordinator.model.entity(named: command.entity) else { return }
-        let keys = command.show.isEmpty ? entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter(\.isToOne).map(\.name) : command.show
+        printObjects(objects, entity: entity, keys: command.show)
+    }
+
+    /// Prints objects as a numbered table, giving each a handle. Without `keys`, the columns
+    /// are the entity's stored attributes, then its to-one relationships.
+    private func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) {
+        let keys = keys.isEmpty ? Shell.defaultKeys(for: entity) : keys
         var rows: [[String]] = []
         for object in objects {
             let handle = self.handle(for: object)
@@ -155,6 +161,10 @@ public final class Shell {
         }
         output.out(TableRenderer.table(headers: ["#"] + keys, rows: rows))
         output.out("\(objects.count) \(objects.count == 1 ? "row" : "rows")")
+    }
+
+    static func defaultKeys(for entity: EntityDescription) -> [String] {
+        entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter(\.isToOne).map(\.name)
     }
 
     private func count(_ command: FetchCommand) throws {
@@ -165,14 +175,54 @@ public final class Shell {
     private func evaluate(_ line: String) throws {
         let parts = line.split(separator: ".", maxSplits: 1).map(String.init)
         guard let n = Int(parts[0].dropFirst()), n >= 1, n <= handles.count else {
-            throw ShellError("no object \(parts[0]); handles are $1 to $\(handles.count)")
+            throw ShellError(handles.isEmpty ? "no object \(parts[0]); fetch objects first, they get handles $1, $2, …" : "no object \(parts[0]); handles are $1 to $\(handles.count)")
         }
         let object = handles[n - 1]
-        if parts.count == 1 {
+        guard parts.count > 1 else {
             output.out(format(object) + " " + object.description)
             return
         }
-        output.out(format(object.value(forKeyPath: parts[1])))
+        let keyPath = parts[1]
+        try checkKeyPath(keyPath, from: object.entity)
+        let value = object.value(forKeyPath: keyPath)
+        if let objects = value as? [ManagedObject] {
+            let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity)
+            if let destination {
+                printObjects(objects, entity: destination)
+                return
+            }
+        }
+        if let values = value as? [Any] {
+            output.out(TableRenderer.table(headers: [keyPath], rows: values.map { [format($0)] }))
+            output.out("\(values.count) \(values.count == 1 ? "row" : "rows")")
+            return
+        }
+        output.out(format(value))
+    }
+
+    /// Checks each step of a key path against the model, in Core Data's words.
+    private func checkKeyPath(_ keyPath: String, from entity: EntityDescription) throws {
+        var current: EntityDescription? = entity
+        for key in keyPath.split(separator: ".").map(String.init) {
+            guard let e = current else {
+                throw ShellError("keypath \(keyPath) goes past an attribute at \(key)")
+            }
+            if let relationship = e.relationship(named: key) {
+                current = coordinator.model.entity(named: relationship.destinationEntityName)
+            } else if e.attribute(named: key) != nil {
+                current = nil
+            } else {
+                throw ShellError("keypath \(key) not found in entity \(e.name)")
+            }
+        }
+    }
+
+    private func destinationEntity(ofKeyPath keyPath: String, from entity: EntityDescription) -> EntityDescription? {
+        var current: EntityDescription? = entity
+        for key in keyPath.split(separator: ".") {
+            current = current?.relationship(named: String(key)).flatMap { coordinator.model.entity(named: $0.destinationEntityName) }
+        }
+        return current
     }
 
     /// The handle number of an object, giving it the next one when it has none.
@@ -186,6 +236,10 @@ public final class Shell {
     /// A value as the shell shows it.
     func format(_ value: Any?) -> String {
         guard let value else { return "nil" }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.map { format($0.value) } ?? "nil"
+        }
         switch value {
         case let object as ManagedObject:
             if let n = handleByID[object.objectID] { return "$\(n)" }

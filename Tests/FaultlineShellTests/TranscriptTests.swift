@@ -71,6 +71,33 @@ import Testing
         #expect(result.stdout.hasSuffix("1 row\nCoffee Mug\n"))
     }
 
+    @Test func aToManyKeyPathFiresTheRelationshipFaultAndListsTheObjects() throws {
+        let result = try TestSupport.faultline([Self.store, "-c", "fetch Location limit 1", "-c", "$1.inventories", "-c", "$2.asset.label"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasSuffix("""
+            +----+-------+----------------------+------------+----------+
+            | #  | count | date                 | asset      | location |
+            +----+-------+----------------------+------------+----------+
+            | $2 | 12    | 2026-11-02T09:30:00Z | <Asset p1> | $1       |
+            | $3 | 30    | 2026-11-02T09:30:00Z | <Asset p2> | $1       |
+            | $4 | 1     | 2026-11-09T14:00:00Z | <Asset p5> | $1       |
+            +----+-------+----------------------+------------+----------+
+            3 rows
+            Coffee Mug
+
+            """))
+        let log = TestSupport.maskingTimings(result.stderr).split(separator: "\n").map(String.init)
+        #expect(log.contains("CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?"))
+        #expect(log.contains { $0.hasPrefix("CoreData: annotation: to-many relationship fault \"inventories\" for objectID x-coredata://") && $0.hasSuffix("/Location/p1 fulfilled from database.  Got 3 rows") })
+        #expect(log.contains { $0.hasPrefix("CoreData: annotation: fault fulfilled from database for : x-coredata://") && $0.hasSuffix("/Asset/p1") })
+    }
+
+    @Test func anUnknownKeyPathIsAnErrorInCoreDatasWords() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0", "-c", "fetch Location limit 1", "-c", "$1.inventories.colour"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: keypath colour not found in entity Inventory\n")
+    }
+
     @Test func theModelIsFoundBesideTheStoreOrNamedWithModel() throws {
         let explicit = try TestSupport.faultline([
             Self.store, "--model", "Samples/Inventory/Inventory.xcdatamodeld", "--sql-debug", "0", "-c", "count Asset",

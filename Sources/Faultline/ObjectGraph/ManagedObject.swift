@@ -32,26 +32,49 @@ open class ManagedObject: CustomStringConvertible {
     /// The value of a property; reading fires the fault when the object is one.
     ///
     /// Attributes give Swift values (`String`, `Int16`, `Date`, …); a to-one relationship gives
-    /// the destination ``ManagedObject`` (possibly a fault) or nil.
+    /// the destination ``ManagedObject`` (possibly a fault) or nil; a to-many relationship gives
+    /// the destination objects as an array (in the relationship's order when it is ordered),
+    /// firing the relationship fault the first time.
     public func value(forKey key: String) -> Any? {
         if isFault, let context = managedObjectContext {
             try? context.fireFault(self)
         }
-        if entity.relationship(named: key) != nil {
-            guard let id = storage[key] as? ManagedObjectID, let context = managedObjectContext else { return nil }
+        if let relationship = entity.relationship(named: key) {
+            guard let context = managedObjectContext else { return nil }
+            if relationship.isToMany {
+                return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
+            }
+            guard let id = storage[key] as? ManagedObjectID else { return nil }
             return context.object(with: id)
         }
         return storage[key]
     }
 
-    /// The value at a dotted key path (`asset.label`), following to-one relationships.
+    /// The value at a dotted key path (`asset.label`), following relationships; through a
+    /// to-many relationship the result is the array of the values of each destination object.
     public func value(forKeyPath keyPath: String) -> Any? {
-        var current: Any? = self
-        for key in keyPath.split(separator: ".") {
-            guard let object = current as? ManagedObject else { return nil }
-            current = object.value(forKey: String(key))
+        ManagedObject.value(of: self, atKeyPath: keyPath.split(separator: ".").map(String.init)[...])
+    }
+
+    private static func value(of current: Any?, atKeyPath keys: ArraySlice<String>) -> Any? {
+        guard let key = keys.first else { return current }
+        switch current {
+        case let object as ManagedObject:
+            return value(of: object.value(forKey: key), atKeyPath: keys.dropFirst())
+        case let objects as [ManagedObject]:
+            return objects.map { value(of: $0, atKeyPath: keys) as Any }
+        default:
+            return nil
         }
-        return current
+    }
+
+    /// Whether a relationship's destination is not loaded yet: for a to-many, the relationship
+    /// fault has not fired; for a to-one, the object itself is a fault (the destination's ID is
+    /// only known once the object's row is loaded).
+    public func hasFault(forRelationshipNamed name: String) -> Bool {
+        guard let relationship = entity.relationship(named: name) else { return false }
+        if relationship.isToMany { return storage[name] == nil }
+        return isFault
     }
 
     /// `<Entity: x-coredata://…/p1>` plus `<fault>` or the values, like Core Data's description.

@@ -49,24 +49,52 @@ public final class ManagedObjectContext {
 
     func register(row: StoreRow) -> ManagedObject {
         let object = self.object(with: row.objectID)
-        if object.isFault {
-            object.storage = row.values
-            object.version = row.version
-            object.isFault = false
-        }
+        if object.isFault { fill(object, from: row) }
         return object
     }
 
-    /// Loads a fault's values from the store.
+    /// Loads a fault's values: from the coordinator's row cache when a relationship fault
+    /// already brought its row (no SQL), else from the store.
     func fireFault(_ object: ManagedObject) throws {
         guard object.isFault else { return }
+        if let row = store.rowCache[object.objectID] {
+            fill(object, from: row)
+            return
+        }
         guard let row = try store.fetchRow(for: object.objectID) else {
             throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
         }
-        object.storage = row.values
+        fill(object, from: row)
+        store.connection.emit(.message(category: "annotation", text: "fault fulfilled from database for : \(object.objectID.uriRepresentation)"))
+    }
+
+    private func fill(_ object: ManagedObject, from row: StoreRow) {
+        // To-many relationships already fired stay as they are.
+        for (key, value) in row.values { object.storage[key] = value }
         object.version = row.version
         object.isFault = false
-        store.connection.emit(.message(category: "annotation", text: "fault fulfilled from database for : \(object.objectID.uriRepresentation)"))
+    }
+
+    /// The destination objects of a to-many relationship, firing its fault the first time: one
+    /// SELECT of the destination rows, which go to the row cache; the objects stay faults until
+    /// touched, and touching them then runs no SQL.
+    func fireRelationshipFault(_ relationship: RelationshipDescription, of object: ManagedObject) throws -> [ManagedObject] {
+        if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+            return ids.map { self.object(with: $0) }
+        }
+        if object.objectID.isTemporaryID {
+            object.storage[relationship.name] = [ManagedObjectID]()
+            return []
+        }
+        let rows = try store.fetchToMany(relationship, of: object.objectID)
+        var ids: [ManagedObjectID] = []
+        ids.reserveCapacity(rows.count)
+        for row in rows {
+            store.rowCache[row.objectID] = row
+            ids.append(row.objectID)
+        }
+        object.storage[relationship.name] = ids
+        return ids.map { self.object(with: $0) }
     }
 }
 

@@ -35,6 +35,9 @@ public final class SQLiteStore {
     public private(set) var identifier: String
     /// The metadata property list (`Z_PLIST`).
     public private(set) var metadata: [String: Any]
+    /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those
+    /// objects' faults later needs no SQL.
+    var rowCache: [ManagedObjectID: StoreRow] = [:]
 
     /// Opens the store at `url` with `model`.
     ///

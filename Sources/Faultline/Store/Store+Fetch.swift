@@ -55,10 +55,7 @@ extension SQLiteStore {
 
     /// The SELECT Core Data runs for an object fetch, and its arguments.
     func selectSQL(for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn]) throws -> (String, [SQLValue]) {
-        let first = entity.hasSubentities ? "t0.Z_ENT" : "0"
-        var sql = "SELECT \(first), t0.Z_PK, t0.Z_OPT"
-        for column in columns { sql += ", t0.\(column.column)" }
-        sql += " FROM \(entityMapping.table) t0"
+        var sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0"
         var arguments: [SQLValue] = []
         var conditions: [String] = []
         if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
@@ -99,10 +96,21 @@ extension SQLiteStore {
 
     /// Fetches and decodes the rows of an object fetch, logging Core Data's annotations.
     func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
-        let start = DispatchTime.now().uptimeNanoseconds
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
+        return try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
+    }
+
+    /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
+    func selectList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
+        "SELECT \(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+    }
+
+    /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
+    /// Data's two timing annotations.
+    func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn]) throws -> [StoreRow] {
+        let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var rows: [StoreRow] = []
@@ -111,8 +119,8 @@ extension SQLiteStore {
         }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
-        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         if connection.isTraced {
+            let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
             connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, rows.count)))
         }
@@ -121,26 +129,10 @@ extension SQLiteStore {
 
     /// Fetches one object's row by primary key (firing a fault).
     func fetchRow(for id: ManagedObjectID) throws -> StoreRow? {
-        let start = DispatchTime.now().uptimeNanoseconds
         let (entity, entityMapping) = try entityForFetch(id.entityName)
         let columns = selectedColumns(for: entity)
-        let first = entity.hasSubentities ? "t0.Z_ENT" : "0"
-        let sql = "SELECT \(first), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined() + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
-        let statement = try connection.cachedStatement(sql)
-        try statement.bind([.integer(id.primaryKey)])
-        var row: StoreRow?
-        if try statement.step() {
-            row = decodeRow(statement, entity: entity, columns: columns)
-        }
-        while try statement.step() {}
-        let sqlSeconds = statement.elapsedSeconds
-        statement.reset()
-        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        if connection.isTraced {
-            connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
-            connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, row == nil ? 0 : 1)))
-        }
-        return row
+        let sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
+        return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns).first
     }
 
     /// Counts the objects of a fetch.
