@@ -42,6 +42,8 @@ public final class Shell {
     /// Objects with handles: `$1` is `handles[0]`.
     private(set) var handles: [ManagedObject] = []
     private var handleByID: [ManagedObjectID: Int] = [:]
+    /// Statements, rows and faults per command and for the session.
+    let statistics = CommandStatistics()
     /// Whether `.quit` was run.
     public private(set) var didQuit = false
 
@@ -64,6 +66,9 @@ public final class Shell {
         self.context = ManagedObjectContext(coordinator: coordinator)
         self.log = SQLLog(level: sqlDebugLevel, write: output.err)
         log.attach(to: coordinator.store.connection)
+        let statistics = self.statistics
+        coordinator.store.connection.addTraceObserver { statistics.observe($0) }
+        context.faultObserver = { statistics.observe($0) }
     }
 
     /// The model beside a store: the only `.xcdatamodeld`/`.momd`/`.mom` in its folder, or the
@@ -91,6 +96,18 @@ public final class Shell {
     public func run(line rawLine: String) throws {
         let line = rawLine.trimmingCharacters(in: .whitespaces)
         if line.isEmpty || line.hasPrefix("--") { return }
+        statistics.begin()
+        defer {
+            let totals = statistics.end()
+            if totals.statements > 0 && log.level > 0 {
+                output.err(CommandStatistics.summary(totals))
+            }
+            for warning in statistics.stormWarnings(totals) { output.err(warning) }
+        }
+        try runCommand(line)
+    }
+
+    private func runCommand(_ line: String) throws {
         let (word, rest) = Shell.splitFirstWord(line)
         switch word.lowercased() {
         case "fetch":
@@ -104,6 +121,9 @@ public final class Shell {
         case ".sql":
             guard let level = Int(rest), (0...4).contains(level) else { throw ShellError(".sql needs a level from 0 to 4") }
             log.level = level
+        case ".storm":
+            guard let n = Int(rest), n >= 0 else { throw ShellError(".storm needs a number: warn when one command fires more faults than that through one relationship") }
+            statistics.stormThreshold = n
         default:
             if word.hasPrefix("$") {
                 try evaluate(line)
@@ -124,6 +144,7 @@ public final class Shell {
         count Entity              count objects
         $N  $N.key  $N.rel.key    show an object or follow key paths (faults fire)
         .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
+        .storm N                  warn when a command fires more than N faults through one relationship (10)
         .help                     this text
         .quit                     leave
         """

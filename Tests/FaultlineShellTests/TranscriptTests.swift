@@ -25,6 +25,7 @@ import Testing
             CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0
             CoreData: annotation: sql connection fetch time: #
             CoreData: annotation: total fetch execution time: # for 3 rows.
+            faultline: 1 statement, #, 3 rows
 
             """)
     }
@@ -90,6 +91,17 @@ import Testing
         #expect(log.contains("CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?"))
         #expect(log.contains { $0.hasPrefix("CoreData: annotation: to-many relationship fault \"inventories\" for objectID x-coredata://") && $0.hasSuffix("/Location/p1 fulfilled from database.  Got 3 rows") })
         #expect(log.contains { $0.hasPrefix("CoreData: annotation: fault fulfilled from database for : x-coredata://") && $0.hasSuffix("/Asset/p1") })
+    }
+
+    @Test func aFaultStormIsNamedWithItsFix() throws {
+        let result = try TestSupport.faultline([Self.store, "-c", ".storm 3", "-c", "fetch Inventory show count, asset.label"])
+        let log = TestSupport.maskingTimings(result.stderr).split(separator: "\n").map(String.init)
+        #expect(log.suffix(2) == [
+            "faultline: 6 statements, #, 13 rows, 5 faults fired",
+            "faultline: warning: fault storm: 5 object faults fired one at a time through Inventory.asset, one SELECT each; fetch with 'prefetch asset' to load them in one statement",
+        ])
+        let calm = try TestSupport.faultline([Self.store, "-c", ".storm 5", "-c", "fetch Inventory show count, asset.label"])
+        #expect(!calm.stderr.contains("fault storm"))
     }
 
     @Test func anUnknownKeyPathIsAnErrorInCoreDatasWords() throws {

@@ -18,8 +18,12 @@ open class ManagedObject: CustomStringConvertible {
     /// The row version (`Z_OPT`) the values were read at.
     public internal(set) var version: Int64 = 0
 
-    /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s.
+    /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
+    /// to-many relationships `[ManagedObjectID]`.
     var storage: [String: Any] = [:]
+    /// The relationship through which this object was first reached as a fault
+    /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
+    public internal(set) var faultOrigin: String?
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insert(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
@@ -45,7 +49,7 @@ open class ManagedObject: CustomStringConvertible {
                 return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
             }
             guard let id = storage[key] as? ManagedObjectID else { return nil }
-            return context.object(with: id)
+            return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
         }
         return storage[key]
     }

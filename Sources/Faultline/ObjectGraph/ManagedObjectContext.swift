@@ -16,6 +16,10 @@ public final class ManagedObjectContext {
     /// Objects registered in the context, by ID.
     public private(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 
+    /// Called each time a fault is fired from the database (not when its row was already
+    /// cached): the shell counts these per command and warns of fault storms.
+    public var faultObserver: ((FaultEvent) -> Void)?
+
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
@@ -40,9 +44,14 @@ public final class ManagedObjectContext {
 
     /// The object for an ID: the registered one, or a new fault registered now.
     public func object(with id: ManagedObjectID) -> ManagedObject {
+        object(with: id, reachedThrough: nil)
+    }
+
+    func object(with id: ManagedObjectID, reachedThrough origin: String?) -> ManagedObject {
         if let object = registeredObjects[id] { return object }
         let entity = model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
         let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
+        object.faultOrigin = origin
         registeredObjects[id] = object
         return object
     }
@@ -66,6 +75,7 @@ public final class ManagedObjectContext {
         }
         fill(object, from: row)
         store.connection.emit(.message(category: "annotation", text: "fault fulfilled from database for : \(object.objectID.uriRepresentation)"))
+        faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
     }
 
     private func fill(_ object: ManagedObject, from row: StoreRow) {
@@ -94,8 +104,29 @@ public final class ManagedObjectContext {
             ids.append(row.objectID)
         }
         object.storage[relationship.name] = ids
-        return ids.map { self.object(with: $0) }
+        let origin = "\(object.entity.name).\(relationship.name)"
+        faultObserver?(FaultEvent(kind: .toMany, objectID: object.objectID, origin: origin))
+        return ids.map { self.object(with: $0, reachedThrough: origin) }
     }
+}
+
+/// A fault fired from the database.
+public struct FaultEvent: Sendable, Hashable {
+    /// What kind of fault.
+    public enum Kind: Sendable, Hashable {
+        /// An object's values were loaded.
+        case object
+        /// A to-many relationship's destinations were loaded.
+        case toMany
+    }
+
+    /// What kind of fault.
+    public var kind: Kind
+    /// The object whose fault fired (for a to-many, the source object).
+    public var objectID: ManagedObjectID
+    /// The relationship involved, as `Entity.relationship`: for an object fault, the one it
+    /// was reached through (nil when it was not reached through one); for a to-many, itself.
+    public var origin: String?
 }
 
 /// An error in a fetch request: unknown entity, key path or option.

@@ -1,0 +1,103 @@
+import Faultline
+import FaultlineSQL
+import Foundation
+
+/// Counts what one shell command made the object graph do — statements, rows, SQL time and
+/// faults fired — and words the summary line and the fault-storm warning.
+///
+/// It reads the same trace stream as the SQL log (the connection's observers) plus the
+/// context's fault events, so it sees exactly what was logged.
+final class CommandStatistics {
+    /// Totals for one command (or the whole session).
+    struct Totals {
+        var statements = 0
+        var rows = 0
+        var sqlSeconds = 0.0
+        var seconds = 0.0
+        var faults: [FaultEvent] = []
+
+        mutating func add(_ other: Totals) {
+            statements += other.statements
+            rows += other.rows
+            sqlSeconds += other.sqlSeconds
+            seconds += other.seconds
+            faults += other.faults
+        }
+    }
+
+    /// The command under way.
+    private(set) var current = Totals()
+    /// The last finished command.
+    private(set) var last = Totals()
+    /// Every command of the session.
+    private(set) var session = Totals()
+    /// How many faults of one shape a command may fire before it is called a storm.
+    var stormThreshold = 10
+    private var started: UInt64 = 0
+
+    /// Starts counting a command.
+    func begin() {
+        current = Totals()
+        started = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// Ends the command; returns its totals.
+    @discardableResult
+    func end() -> Totals {
+        current.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        last = current
+        session.add(current)
+        return current
+    }
+
+    /// Feeds a connection trace event.
+    func observe(_ event: TraceEvent) {
+        switch event {
+        case .statement: current.statements += 1
+        case .finished(_, let seconds, let rows):
+            current.rows += rows
+            current.sqlSeconds += seconds
+        case .message: break
+        }
+    }
+
+    /// Feeds a fault event.
+    func observe(_ fault: FaultEvent) { current.faults.append(fault) }
+
+    /// `faultline: 4 statements, 1.2 ms, 12 rows, 3 faults fired`.
+    static func summary(_ totals: Totals) -> String {
+        var parts = [
+            "\(totals.statements) \(totals.statements == 1 ? "statement" : "statements")",
+            String(format: "%.1f ms", totals.seconds * 1000),
+            "\(totals.rows) \(totals.rows == 1 ? "row" : "rows")",
+        ]
+        if !totals.faults.isEmpty {
+            parts.append("\(totals.faults.count) \(totals.faults.count == 1 ? "fault" : "faults") fired")
+        }
+        return "faultline: " + parts.joined(separator: ", ")
+    }
+
+    /// One warning per relationship through which more than ``stormThreshold`` faults fired
+    /// one at a time, naming it and the fix; objects fetched as faults and fired one by one
+    /// are grouped by entity.
+    func stormWarnings(_ totals: Totals) -> [String] {
+        var counts: [String: (fault: FaultEvent, count: Int)] = [:]
+        var order: [String] = []
+        for fault in totals.faults {
+            let key = fault.origin ?? fault.objectID.entityName
+            if counts[key] == nil { order.append(key) }
+            counts[key, default: (fault, 0)].count += 1
+        }
+        return order.compactMap { key in
+            guard let (fault, count) = counts[key], count > stormThreshold else { return nil }
+            let what = fault.kind == .object ? "object faults" : "to-many faults"
+            guard let origin = fault.origin else {
+                return "faultline: warning: fault storm: \(count) \(key) \(what) fired one at a time, one SELECT each;"
+                    + " fetch with 'batch 50' to load them 50 rows per statement"
+            }
+            let relationship = origin.split(separator: ".").last.map(String.init) ?? origin
+            return "faultline: warning: fault storm: \(count) \(what) fired one at a time through \(origin), one SELECT each;"
+                + " fetch with 'prefetch \(relationship)' to load them in one statement"
+        }
+    }
+}
