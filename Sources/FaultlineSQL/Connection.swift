@@ -192,7 +192,18 @@ public final class Connection {
     }
 
     /// Whether anyone is listening (lets callers skip building expensive messages).
-    public var isTraced: Bool { !observers.isEmpty }
+    public var isTraced: Bool { !observers.isEmpty && !traceSuspended }
+
+    private var traceSuspended = false
+
+    /// Runs `body` without reporting its statements to the trace observers: for bookkeeping
+    /// statements that are not part of what the log shows (filling a temporary id table).
+    public func untraced<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = traceSuspended
+        traceSuspended = true
+        defer { traceSuspended = saved }
+        return try body()
+    }
 
     /// Sends an event to every observer. Higher layers use it for their annotations, so that
     /// one hook carries the whole log.

@@ -83,14 +83,14 @@ final class CommandStatistics {
     func stormWarnings(_ totals: Totals) -> [String] {
         var counts: [String: (fault: FaultEvent, count: Int)] = [:]
         var order: [String] = []
-        for fault in totals.faults {
+        for fault in totals.faults where fault.kind != .batch {
             let key = fault.origin ?? fault.objectID.entityName
             if counts[key] == nil { order.append(key) }
             counts[key, default: (fault, 0)].count += 1
         }
         return order.compactMap { key in
             guard let (fault, count) = counts[key], count > stormThreshold else { return nil }
-            let what = fault.kind == .object ? "object faults" : "to-many faults"
+            let what = fault.kind == .toMany ? "to-many faults" : "object faults"
             guard let origin = fault.origin else {
                 return "faultline: warning: fault storm: \(count) \(key) \(what) fired one at a time, one SELECT each;"
                     + " fetch with 'batch 50' to load them 50 rows per statement"

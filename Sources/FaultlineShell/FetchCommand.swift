@@ -1,7 +1,8 @@
 import Foundation
 
 /// A parsed `fetch` or `count` command:
-/// `fetch Entity [where PREDICATE] [sort by KEYPATH [asc|desc], …] [limit N] [offset N] [show KEYPATH, …]`.
+/// `fetch Entity [where PREDICATE] [sort by KEYPATH [asc|desc], …] [limit N] [offset N] [batch N]
+/// [prefetch KEYPATH, …] [show KEYPATH, …]`.
 struct FetchCommand: Equatable {
     var entity: String
     var predicate: String?
@@ -9,14 +10,16 @@ struct FetchCommand: Equatable {
     var limit: Int?
     var offset: Int?
     var show: [String] = []
+    var batch: Int?
+    var prefetch: [String] = []
 
     static func == (a: FetchCommand, b: FetchCommand) -> Bool {
-        a.entity == b.entity && a.predicate == b.predicate && a.limit == b.limit && a.offset == b.offset && a.show == b.show
+        a.entity == b.entity && a.predicate == b.predicate && a.limit == b.limit && a.offset == b.offset && a.show == b.show && a.batch == b.batch && a.prefetch == b.prefetch
             && a.sort.map(\.keyPath) == b.sort.map(\.keyPath) && a.sort.map(\.ascending) == b.sort.map(\.ascending)
     }
 
     /// The clause keywords, matched case-insensitively outside quotes and parentheses.
-    static let clauses = ["where", "sort by", "order by", "limit", "offset", "show"]
+    static let clauses = ["where", "sort by", "order by", "limit", "offset", "batch", "prefetch", "show"]
 
     /// Parses the text after `fetch ` / `count `.
     static func parse(_ text: String) throws -> FetchCommand {
@@ -55,6 +58,12 @@ struct FetchCommand: Equatable {
             case "offset":
                 guard let n = Int(body), n >= 0 else { throw ShellError("'offset' needs a whole number, found \"\(body)\"") }
                 command.offset = n
+            case "batch":
+                guard let n = Int(body), n > 0 else { throw ShellError("'batch' needs a whole number above 0, found \"\(body)\"") }
+                command.batch = n
+            case "prefetch":
+                command.prefetch = body.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                guard !command.prefetch.isEmpty else { throw ShellError("'prefetch' needs relationship key paths, as in: prefetch asset, location") }
             case "show":
                 command.show = body.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 guard !command.show.isEmpty else { throw ShellError("'show' needs key paths, as in: show label, asset.label") }

@@ -139,7 +139,7 @@ public final class Shell {
     }
 
     static let helpText = """
-        fetch Entity [sort by KEY [asc|desc], …] [limit N] [offset N] [show KEY, …]
+        fetch Entity [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
                                   fetch objects; each gets a handle $1, $2, …
         count Entity              count objects
         $N  $N.key  $N.rel.key    show an object or follow key paths (faults fire)
@@ -162,6 +162,8 @@ public final class Shell {
         request.sortDescriptors = command.sort.map { FetchSort(keyPath: $0.keyPath, ascending: $0.ascending) }
         request.fetchLimit = command.limit ?? 0
         request.fetchOffset = command.offset ?? 0
+        request.fetchBatchSize = command.batch ?? 0
+        request.relationshipKeyPathsForPrefetching = command.prefetch
         return request
     }
 

@@ -102,6 +102,10 @@ import Testing
         ])
         let calm = try TestSupport.faultline([Self.store, "-c", ".storm 5", "-c", "fetch Inventory show count, asset.label"])
         #expect(!calm.stderr.contains("fault storm"))
+        let prefetched = try TestSupport.faultline([Self.store, "-c", ".storm 3", "-c", "fetch Inventory prefetch asset show count, asset.label"])
+        #expect(!prefetched.stderr.contains("fault storm"))
+        #expect(TestSupport.maskingTimings(prefetched.stderr).hasSuffix("faultline: 2 statements, #, 13 rows\n"))
+        #expect(prefetched.stdout == result.stdout)
     }
 
     @Test func anUnknownKeyPathIsAnErrorInCoreDatasWords() throws {

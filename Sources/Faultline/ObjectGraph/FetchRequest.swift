@@ -19,6 +19,13 @@ public struct FetchRequest: Sendable {
     public var fetchOffset: Int = 0
     /// Whether objects of sub-entities are included.
     public var includesSubentities: Bool = true
+    /// Batch faulting: when above 0, the fetch selects only the object IDs and hands out
+    /// faults; touching one loads the rows of its whole batch of this many objects in one
+    /// statement.
+    public var fetchBatchSize: Int = 0
+    /// Relationship key paths (`asset`, `inventories.asset`) whose destinations are loaded
+    /// with the fetch, one statement per relationship, so touching them fires no fault.
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// Creates a request for an entity.
     public init(entityName: String) {

@@ -21,6 +21,8 @@ open class ManagedObject: CustomStringConvertible {
     /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
     /// to-many relationships `[ManagedObjectID]`.
     var storage: [String: Any] = [:]
+    /// The batch of a batched fetch this fault belongs to, and its place in it.
+    var batchPosition: (batch: FaultBatch, index: Int)?
     /// The relationship through which this object was first reached as a fault
     /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
     public internal(set) var faultOrigin: String?

@@ -33,8 +33,87 @@ public final class ManagedObjectContext {
     /// - Throws: ``FetchError`` when the entity or a key path is unknown; ``StoreError`` or a
     ///   SQLite error when the store fails.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        let rows = try store.fetchRows(request)
-        return rows.map { register(row: $0) }
+        guard request.fetchBatchSize > 0 else {
+            let objects = try store.fetchRows(request).map { register(row: $0) }
+            for keyPath in request.relationshipKeyPathsForPrefetching {
+                try prefetch(keyPath, from: objects)
+            }
+            return objects
+        }
+        let ids = try store.fetchObjectIDs(request)
+        let batch = FaultBatch(entityName: request.entityName, ids: ids, size: request.fetchBatchSize, prefetching: request.relationshipKeyPathsForPrefetching)
+        return ids.enumerated().map { index, id in
+            let object = self.object(with: id)
+            if object.isFault { object.batchPosition = (batch, index) }
+            return object
+        }
+    }
+
+    /// Loads the rows of a relationship key path's destinations for `sources`, one statement
+    /// per relationship on the path; the destinations become faults whose rows wait in the
+    /// row cache, and to-many relationships are filled.
+    func prefetch(_ keyPath: String, from sources: [ManagedObject]) throws {
+        var level = sources.filter { !$0.objectID.isTemporaryID }
+        for name in keyPath.split(separator: ".").map(String.init) {
+            guard let first = level.first else { return }
+            guard let relationship = first.entity.relationship(named: name) else {
+                throw FetchError("keypath \(name) not found in entity \(first.entity.name)")
+            }
+            let origin = "\(first.entity.name).\(name)"
+            var next: [ManagedObject] = []
+            var seen: Set<ManagedObjectID> = []
+            if relationship.isToOne {
+                for source in level where source.isFault { try fireFault(source) }
+                let ids = level.compactMap { $0.storage[name] as? ManagedObjectID }.filter { seen.insert($0).inserted }
+                let missing = ids.filter { id in
+                    store.rowCache[id] == nil && (registeredObjects[id]?.isFault ?? true)
+                }
+                if !missing.isEmpty {
+                    for (_, row) in try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey)) {
+                        store.rowCache[row.objectID] = row
+                    }
+                }
+                next = ids.map { object(with: $0, reachedThrough: origin) }
+            } else {
+                let pending = level.filter { $0.storage[name] == nil }
+                if !pending.isEmpty {
+                    var owned: [Int64: [ManagedObjectID]] = [:]
+                    for (owner, row) in try store.prefetchRows(relationship, sourceEntity: first.entity, keys: pending.map(\.objectID.primaryKey)) {
+                        store.rowCache[row.objectID] = row
+                        owned[owner, default: []].append(row.objectID)
+                    }
+                    for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
+                }
+                for source in level {
+                    for id in source.storage[name] as? [ManagedObjectID] ?? [] where seen.insert(id).inserted {
+                        next.append(object(with: id, reachedThrough: origin))
+                    }
+                }
+            }
+            level = next
+        }
+    }
+
+    /// Loads the batch that holds a fault of a batched fetch: its rows in one statement,
+    /// then the request's prefetching for those objects.
+    private func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
+        let start = (index / batch.size) * batch.size
+        let range = start..<min(start + batch.size, batch.ids.count)
+        let objects = range.map { object(with: batch.ids[$0]) }
+        let keys = objects.filter { $0.isFault && store.rowCache[$0.objectID] == nil }.map(\.objectID.primaryKey)
+        if !keys.isEmpty {
+            for row in try store.fetchRows(entityName: batch.entityName, primaryKeys: keys, limit: batch.size) {
+                store.rowCache[row.objectID] = row
+            }
+            faultObserver?(FaultEvent(kind: .batch, objectID: batch.ids[index], origin: nil))
+        }
+        for object in objects where object.isFault {
+            object.batchPosition = nil
+            if let row = store.rowCache.removeValue(forKey: object.objectID) { fill(object, from: row) }
+        }
+        for keyPath in batch.prefetching {
+            try prefetch(keyPath, from: objects)
+        }
     }
 
     /// Counts the objects a request would fetch.
@@ -66,7 +145,11 @@ public final class ManagedObjectContext {
     /// already brought its row (no SQL), else from the store.
     func fireFault(_ object: ManagedObject) throws {
         guard object.isFault else { return }
-        if let row = store.rowCache[object.objectID] {
+        if let (batch, index) = object.batchPosition {
+            try loadBatch(batch, containing: index)
+            if !object.isFault { return }
+        }
+        if let row = store.rowCache.removeValue(forKey: object.objectID) {
             fill(object, from: row)
             return
         }
@@ -110,6 +193,21 @@ public final class ManagedObjectContext {
     }
 }
 
+/// The object IDs of a batched fetch, loaded a batch at a time.
+final class FaultBatch {
+    let entityName: String
+    let ids: [ManagedObjectID]
+    let size: Int
+    let prefetching: [String]
+
+    init(entityName: String, ids: [ManagedObjectID], size: Int, prefetching: [String]) {
+        self.entityName = entityName
+        self.ids = ids
+        self.size = size
+        self.prefetching = prefetching
+    }
+}
+
 /// A fault fired from the database.
 public struct FaultEvent: Sendable, Hashable {
     /// What kind of fault.
@@ -118,6 +216,8 @@ public struct FaultEvent: Sendable, Hashable {
         case object
         /// A to-many relationship's destinations were loaded.
         case toMany
+        /// A batch of a batched fetch was loaded, in one statement.
+        case batch
     }
 
     /// What kind of fault.

@@ -54,8 +54,14 @@ extension SQLiteStore {
     }
 
     /// The SELECT Core Data runs for an object fetch, and its arguments.
-    func selectSQL(for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn]) throws -> (String, [SQLValue]) {
-        var sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0"
+    ///
+    /// With `idsOnly`, selects only `Z_ENT` (or 0) and `Z_PK`, as Core Data's first statement of
+    /// a batched fetch.
+    func selectSQL(
+        for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn], idsOnly: Bool = false
+    ) throws -> (String, [SQLValue]) {
+        let list = idsOnly ? "SELECT \(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK" : selectList(for: entity, columns: columns)
+        var sql = list + " FROM \(entityMapping.table) t0"
         var arguments: [SQLValue] = []
         var conditions: [String] = []
         if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
@@ -94,6 +100,33 @@ extension SQLiteStore {
         return "( t0.Z_ENT >= ? AND  t0.Z_ENT <= ?)"
     }
 
+    /// Fetches only the object IDs of a fetch: the first statement of a batched fetch.
+    func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: [], idsOnly: true)
+        let statement = try connection.cachedStatement(sql)
+        try statement.bind(arguments)
+        var ids: [ManagedObjectID] = []
+        while try statement.step() {
+            var name = entity.name
+            if entity.hasSubentities, let actual = mapping.entityNames[Int(statement.int64(at: 0))] { name = actual }
+            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)))
+        }
+        let sqlSeconds = statement.elapsedSeconds
+        statement.reset()
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: ids.count)
+        return ids
+    }
+
+    /// Logs Core Data's two annotations after a fetch.
+    func logFetchTimes(sqlSeconds: Double, since start: UInt64, rows: Int) {
+        guard connection.isTraced else { return }
+        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
+        connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, rows)))
+    }
+
     /// Fetches and decodes the rows of an object fetch, logging Core Data's annotations.
     func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
@@ -119,11 +152,7 @@ extension SQLiteStore {
         }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
-        if connection.isTraced {
-            let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            connection.emit(.message(category: "annotation", text: String(format: "sql connection fetch time: %.4fs", sqlSeconds)))
-            connection.emit(.message(category: "annotation", text: String(format: "total fetch execution time: %.4fs for %d rows.", total, rows.count)))
-        }
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
         return rows
     }
 
@@ -157,7 +186,7 @@ extension SQLiteStore {
         return count
     }
 
-    private func decodeRow(_ statement: Statement, entity: EntityDescription, columns: [SelectedColumn]) -> StoreRow {
+    func decodeRow(_ statement: Statement, entity: EntityDescription, columns: [SelectedColumn]) -> StoreRow {
         var rowEntity = entity
         if entity.hasSubentities {
             let number = Int(statement.int64(at: 0))

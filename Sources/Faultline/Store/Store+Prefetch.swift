@@ -1,0 +1,100 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+extension SQLiteStore {
+    /// Puts primary keys into `_Z_intarray0` for the statement `body` runs.
+    ///
+    /// Core Data binds id lists through an int-array virtual table named `_Z_intarray0` and
+    /// selects `… IN (SELECT * FROM _Z_intarray0)`; Faultline keeps the same SQL text with a
+    /// temporary table of that name (the temp database is writable even when the store is
+    /// opened read-only, and lives outside the store's files). Filling it is not logged.
+    func withIntArray<T>(_ keys: [Int64], _ body: () throws -> T) throws -> T {
+        try connection.untraced {
+            try connection.executeScript("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
+            try connection.executeScript("DELETE FROM temp._Z_intarray0")
+            let insert = try connection.cachedStatement("INSERT OR IGNORE INTO temp._Z_intarray0 (value) VALUES (?)")
+            for key in keys {
+                try insert.bind([.integer(key)])
+                try insert.run()
+            }
+        }
+        if connection.isTraced {
+            connection.emit(.message(category: "annotation", text: "Bound intarray _Z_intarray0"))
+            connection.emit(.message(category: "annotation", text: "Bound intarray values."))
+        }
+        defer { try? connection.untraced { try connection.executeScript("DELETE FROM temp._Z_intarray0") } }
+        return try body()
+    }
+
+    /// The rows of objects of one entity (and its sub-entities) by primary key, in one
+    /// statement: how a batched fetch loads each batch.
+    func fetchRows(entityName: String, primaryKeys: [Int64], limit: Int? = nil) throws -> [StoreRow] {
+        let (entity, entityMapping) = try entityForFetch(entityName)
+        let columns = selectedColumns(for: entity)
+        var sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
+        if let limit { sql += "  LIMIT \(limit)" }
+        return try withIntArray(primaryKeys) {
+            try selectRows(sql: sql, arguments: [], entity: entity, columns: columns)
+        }
+    }
+
+    /// Prefetches one relationship for many source objects in one statement: the destination
+    /// rows, each with the primary key of the source it belongs to.
+    ///
+    /// For a to-one, the keys are the destinations' own (`t0.Z_PK IN …`) and the owner is the
+    /// destination itself; for a to-many, the keys are the sources' and the owner column is the
+    /// inverse foreign key, the hidden foreign key, or the join table's column.
+    func prefetchRows(_ relationship: RelationshipDescription, sourceEntity: EntityDescription, keys: [Int64]) throws -> [(owner: Int64, row: StoreRow)] {
+        let (destination, destinationMapping) = try entityForFetch(relationship.destinationEntityName)
+        let sourceMapping = try entityForFetch(sourceEntity.name).1
+        let columns = selectedColumns(for: destination)
+        var sql = selectList(for: destination, columns: columns)
+        // Where the owner's key is read: the row's own key (to-one), the inverse foreign key
+        // already selected (to-many with inverse), or one more column (the others).
+        var owner: (StoreRow) -> Int64? = { $0.objectID.primaryKey }
+        var ownerColumn = false
+        if relationship.isToOne {
+            sql += " FROM \(destinationMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
+        } else if let inverse = model.inverse(of: relationship), inverse.isToOne, let fk = destinationMapping.toOneColumns[inverse.name] {
+            owner = { ($0.values[inverse.name] as? ManagedObjectID)?.primaryKey }
+            sql += " FROM \(destinationMapping.table) t0 WHERE  t0.\(fk.foreignKey) IN (SELECT * FROM _Z_intarray0)"
+            if relationship.isOrdered, let order = fk.orderColumn { sql += " ORDER BY t0.\(order)" }
+        } else if let hidden = sourceMapping.hiddenForeignKeys[relationship.name] {
+            ownerColumn = true
+            sql += ", t0.\(hidden.column) FROM \(destinationMapping.table) t0 WHERE  t0.\(hidden.column) IN (SELECT * FROM _Z_intarray0)"
+        } else if let joinName = sourceMapping.manyToMany[relationship.name], let join = mapping.joinTable(named: joinName) {
+            let fromSource = join.relationship == relationship.name
+                && model.inheritanceChain(of: sourceEntity).contains { $0.name == join.sourceEntity }
+            let own = fromSource ? join.sourceColumn : join.destinationColumn
+            let other = fromSource ? join.destinationColumn : join.sourceColumn
+            ownerColumn = true
+            sql += ", t1.\(own) FROM \(destinationMapping.table) t0 JOIN \(join.name) t1 ON t0.Z_PK = t1.\(other) WHERE t1.\(own) IN (SELECT * FROM _Z_intarray0)"
+            if relationship.isOrdered, let order = fromSource ? join.destinationOrderColumn : join.sourceOrderColumn { sql += " ORDER BY t1.\(order)" }
+        } else {
+            throw FetchError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
+        }
+        let ownerIndex = 3 + columns.count
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result: [(owner: Int64, row: StoreRow)] = try withIntArray(keys) {
+            let statement = try connection.cachedStatement(sql)
+            var result: [(owner: Int64, row: StoreRow)] = []
+            while try statement.step() {
+                let row = decodeRow(statement, entity: destination, columns: columns)
+                if ownerColumn {
+                    result.append((statement.int64(at: ownerIndex), row))
+                } else if let key = owner(row) {
+                    result.append((key, row))
+                }
+            }
+            let sqlSeconds = statement.elapsedSeconds
+            statement.reset()
+            logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: result.count)
+            return result
+        }
+        if connection.isTraced {
+            connection.emit(.message(category: "annotation", text: "Prefetching with key '\(relationship.name)'.  Got \(result.count) rows."))
+        }
+        return result
+    }
+}
