@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "FaultlineModel", dependencies: ["CFaultlineZlib"]),
         .target(name: "FaultlinePredicate"),
         .target(name: "Faultline", dependencies: ["FaultlineSQL", "FaultlineModel", "FaultlinePredicate"]),
-        .target(name: "FaultlineShell", dependencies: ["Faultline", "CFaultlineEditLine"]),
+        .target(name: "FaultlineShell", dependencies: ["Faultline", "FaultlineSQL", "CFaultlineEditLine", "CFaultlineSQLite"]),
         .executableTarget(
             name: "faultline",
             dependencies: [

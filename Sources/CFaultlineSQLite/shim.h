@@ -15,4 +15,9 @@ static inline int faultline_sqlite3_db_config_int(sqlite3 *db, int op, int value
 static inline sqlite3_destructor_type faultline_sqlite3_transient(void) {
     return SQLITE_TRANSIENT;
 }
+/// sqlite3_interrupt from a signal handler: Swift's signal handler closure cannot capture,
+/// and the handle is reached through a global; the wrapper keeps the call in C.
+static inline void faultline_interrupt(sqlite3 *db) {
+    sqlite3_interrupt(db);
+}
 #endif

@@ -124,14 +124,3 @@ struct FetchCommand: Equatable {
         return parts
     }
 }
-
-/// An error in a shell command, worded for the user.
-public struct ShellError: Error, CustomStringConvertible, Equatable {
-    /// What is wrong.
-    public var message: String
-
-    /// Creates an error.
-    public init(_ message: String) { self.message = message }
-
-    public var description: String { message }
-}

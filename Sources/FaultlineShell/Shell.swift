@@ -1,5 +1,6 @@
 import Faultline
 import FaultlineModel
+import FaultlineSQL
 import Foundation
 
 /// The Faultline shell as a library: runs command lines against a store and writes results,
@@ -18,13 +19,13 @@ public final class Shell {
         /// The SQL log and diagnostics.
         public var err: (String) -> Void
 
-        /// Creates outputs from two writers (each call is one line, without its newline).
+        /// Creates outputs from two writers (each call is one line or block, without its final newline).
         public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void) {
             self.out = out
             self.err = err
         }
 
-        /// Standard output and standard error, flushed per line.
+        /// Standard output and standard error, written through per call.
         public static var standard: Output {
             Output(
                 out: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
@@ -32,43 +33,103 @@ public final class Shell {
         }
     }
 
-    /// The open store's coordinator.
-    public let coordinator: PersistentStoreCoordinator
-    /// The session's context.
-    public let context: ManagedObjectContext
+    /// One open store: its coordinator, the session's context and the handles given out.
+    final class Session {
+        let coordinator: PersistentStoreCoordinator
+        let context: ManagedObjectContext
+        /// What was opened, for messages and `.open` without arguments.
+        let storePath: String
+        let modelPath: String?
+        /// Objects with handles: `$1` is `handles[0]`.
+        var handles: [ManagedObject] = []
+        var handleByID: [ManagedObjectID: Int] = [:]
+
+        init(coordinator: PersistentStoreCoordinator, storePath: String, modelPath: String?) {
+            self.coordinator = coordinator
+            self.context = ManagedObjectContext(coordinator: coordinator)
+            self.storePath = storePath
+            self.modelPath = modelPath
+        }
+
+        var model: ManagedObjectModel { coordinator.model }
+    }
+
+    private(set) var session: Session
     /// The SQL log (level 1 by default, as with `-com.apple.CoreData.SQLDebug 1`).
     public let log: SQLLog
-    private let output: Output
-    /// Objects with handles: `$1` is `handles[0]`.
-    private(set) var handles: [ManagedObject] = []
-    private var handleByID: [ManagedObjectID: Int] = [:]
     /// Statements, rows and faults per command and for the session.
     let statistics = CommandStatistics()
+    /// How results are written (`.mode`, `.headers`).
+    var renderer = Renderer()
+    /// Whether `.timer on` is set.
+    var timer = false
+    /// The most rows a result shows before saying how many it left out (nil: all).
+    var rowCap: Int?
+    /// Where results and the log go now (`.output`, `.log`).
+    var results: Sink
+    var logSink: Sink
+    let standard: Output
     /// Whether `.quit` was run.
     public private(set) var didQuit = false
 
+    /// The open store's coordinator.
+    public var coordinator: PersistentStoreCoordinator { session.coordinator }
+    /// The session's context.
+    public var context: ManagedObjectContext { session.context }
+
     /// Opens a store with a model (found beside the store when `modelPath` is nil).
+    ///
+    /// A store that does not exist is created from the model when `writable` is true.
     ///
     /// - Throws: ``ShellError``, `ModelError` or `StoreError` naming the file that failed.
     public init(storePath: String, modelPath: String?, writable: Bool = false, sqlDebugLevel: Int = 1, output: Output) throws {
+        self.standard = output
+        self.results = Sink(output.out)
+        self.logSink = Sink(output.err)
+        let logSink = self.logSink
+        self.log = SQLLog(level: sqlDebugLevel) { logSink.write($0) }
+        self.session = try Shell.openSession(storePath: storePath, modelPath: modelPath, writable: writable)
+        attach(session)
+    }
+
+    /// Opens an in-memory store for a model: the same engine and SQL, nothing on disk.
+    public init(inMemoryStoreFor modelPath: String, sqlDebugLevel: Int = 1, output: Output) throws {
+        self.standard = output
+        self.results = Sink(output.out)
+        self.logSink = Sink(output.err)
+        let logSink = self.logSink
+        self.log = SQLLog(level: sqlDebugLevel) { logSink.write($0) }
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath))
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        self.session = Session(coordinator: coordinator, storePath: ":memory:", modelPath: modelPath)
+        attach(session)
+    }
+
+    static func openSession(storePath: String, modelPath: String?, writable: Bool) throws -> Session {
         let storeURL = URL(fileURLWithPath: storePath)
-        let modelURL: URL
-        if let modelPath {
-            modelURL = URL(fileURLWithPath: modelPath)
-        } else {
-            modelURL = try Shell.findModel(besideStore: storeURL)
+        let modelURL = try modelPath.map { URL(fileURLWithPath: $0) } ?? Shell.findModel(besideStore: storeURL)
+        if !writable && !FileManager.default.fileExists(atPath: storeURL.path) {
+            throw ShellError("\(storeURL.path): no such store file (to create it from the model, add --write)")
         }
         let model = try ManagedObjectModel(contentsOf: modelURL)
-        self.output = output
-        self.coordinator = try PersistentStoreCoordinator(
+        let coordinator = try PersistentStoreCoordinator(
             model: model, storeURL: storeURL,
             options: SQLiteStore.Options(readOnly: !writable, createIfMissing: writable))
-        self.context = ManagedObjectContext(coordinator: coordinator)
-        self.log = SQLLog(level: sqlDebugLevel, write: output.err)
-        log.attach(to: coordinator.store.connection)
+        return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
+    }
+
+    private func attach(_ session: Session) {
+        let connection = session.coordinator.store.connection
+        log.attach(to: connection)
         let statistics = self.statistics
-        coordinator.store.connection.addTraceObserver { statistics.observe($0) }
-        context.faultObserver = { statistics.observe($0) }
+        connection.addTraceObserver { statistics.observe($0) }
+        session.context.faultObserver = { statistics.observe($0) }
+    }
+
+    /// Replaces the open store (`.open`, `.write`).
+    func replaceSession(_ new: Session) {
+        session = new
+        attach(new)
     }
 
     /// The model beside a store: the only `.xcdatamodeld`/`.momd`/`.mom` in its folder, or the
@@ -90,40 +151,39 @@ public final class Shell {
         throw ShellError("\(storeURL.path): several models beside the store (\(candidates.joined(separator: ", "))); pick one with --model")
     }
 
+    // MARK: Running commands
+
     /// Runs one command line. Blank lines and `--` comments do nothing.
     ///
     /// - Throws: an error describing what failed; the shell stays usable.
     public func run(line rawLine: String) throws {
-        let line = rawLine.trimmingCharacters(in: .whitespaces)
+        let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
         if line.isEmpty || line.hasPrefix("--") { return }
         statistics.begin()
         defer {
             let totals = statistics.end()
             if totals.statements > 0 && log.level > 0 {
-                output.err(CommandStatistics.summary(totals))
+                logSink.write(CommandStatistics.summary(totals))
             }
-            for warning in statistics.stormWarnings(totals) { output.err(warning) }
+            for warning in statistics.stormWarnings(totals) { logSink.write(warning) }
+            if timer { results.write(String(format: "Run Time: %.3f ms", totals.seconds * 1000)) }
         }
         try runCommand(line)
     }
 
     private func runCommand(_ line: String) throws {
         let (word, rest) = Shell.splitFirstWord(line)
-        switch word.lowercased() {
-        case "fetch":
-            try fetch(FetchCommand.parse(rest))
-        case "count":
-            try count(FetchCommand.parse(rest))
-        case ".quit", ".exit":
-            didQuit = true
-        case ".help":
-            output.out(Shell.helpText)
-        case ".sql":
-            guard let level = Int(rest), (0...4).contains(level) else { throw ShellError(".sql needs a level from 0 to 4") }
-            log.level = level
-        case ".storm":
-            guard let n = Int(rest), n >= 0 else { throw ShellError(".storm needs a number: warn when one command fires more faults than that through one relationship") }
-            statistics.stormThreshold = n
+        let command = word.lowercased()
+        if command.hasPrefix(".") {
+            try runDotCommand(command, rest)
+            return
+        }
+        switch command {
+        case "fetch": try fetch(FetchCommand.parse(rest))
+        case "count": try count(FetchCommand.parse(rest))
+        case "show": try show(rest)
+        case "explain": try explain(rest)
+        case "refresh": try refresh(rest)
         default:
             if word.hasPrefix("$") {
                 try evaluate(line)
@@ -133,154 +193,94 @@ public final class Shell {
         }
     }
 
+    /// Marks the session as finished (`.quit`).
+    func quit() { didQuit = true }
+
     static func splitFirstWord(_ line: String) -> (String, String) {
         guard let space = line.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (line, "") }
         return (String(line[..<space]), String(line[space...]).trimmingCharacters(in: .whitespaces))
     }
 
-    static let helpText = """
-        fetch Entity [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
-                                  fetch objects; each gets a handle $1, $2, …
-        count Entity              count objects
-        $N  $N.key  $N.rel.key    show an object or follow key paths (faults fire)
-        .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
-        .storm N                  warn when a command fires more than N faults through one relationship (10)
-        .help                     this text
-        .quit                     leave
-        """
-
-    // MARK: Commands
-
-    private func request(for command: FetchCommand) throws -> FetchRequest {
-        guard coordinator.model.entity(named: command.entity) != nil else {
-            throw ShellError("entity \(command.entity) not found in the model; entities: \(coordinator.model.entities.map(\.name).joined(separator: ", "))")
-        }
-        if command.predicate != nil {
-            throw ShellError("predicates ('where') are not supported yet")
-        }
-        var request = FetchRequest(entityName: command.entity)
-        request.sortDescriptors = command.sort.map { FetchSort(keyPath: $0.keyPath, ascending: $0.ascending) }
-        request.fetchLimit = command.limit ?? 0
-        request.fetchOffset = command.offset ?? 0
-        request.fetchBatchSize = command.batch ?? 0
-        request.relationshipKeyPathsForPrefetching = command.prefetch
-        return request
-    }
-
-    private func fetch(_ command: FetchCommand) throws {
-        let objects = try context.fetch(request(for: command))
-        guard let entity = coordinator.model.entity(named: command.entity) else { return }
-        printObjects(objects, entity: entity, keys: command.show)
-    }
-
-    /// Prints objects as a numbered table, giving each a handle. Without `keys`, the columns
-    /// are the entity's stored attributes, then its to-one relationships.
-    private func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) {
-        let keys = keys.isEmpty ? Shell.defaultKeys(for: entity) : keys
-        var rows: [[String]] = []
-        for object in objects {
-            let handle = self.handle(for: object)
-            rows.append(["$\(handle)"] + keys.map { format(object.value(forKeyPath: $0)) })
-        }
-        output.out(TableRenderer.table(headers: ["#"] + keys, rows: rows))
-        output.out("\(objects.count) \(objects.count == 1 ? "row" : "rows")")
-    }
-
-    static func defaultKeys(for entity: EntityDescription) -> [String] {
-        entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter(\.isToOne).map(\.name)
-    }
-
-    private func count(_ command: FetchCommand) throws {
-        let n = try context.count(for: request(for: command))
-        output.out(String(n))
-    }
-
-    private func evaluate(_ line: String) throws {
-        let parts = line.split(separator: ".", maxSplits: 1).map(String.init)
-        guard let n = Int(parts[0].dropFirst()), n >= 1, n <= handles.count else {
-            throw ShellError(handles.isEmpty ? "no object \(parts[0]); fetch objects first, they get handles $1, $2, …" : "no object \(parts[0]); handles are $1 to $\(handles.count)")
-        }
-        let object = handles[n - 1]
-        guard parts.count > 1 else {
-            output.out(format(object) + " " + object.description)
-            return
-        }
-        let keyPath = parts[1]
-        try checkKeyPath(keyPath, from: object.entity)
-        let value = object.value(forKeyPath: keyPath)
-        if let objects = value as? [ManagedObject] {
-            let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity)
-            if let destination {
-                printObjects(objects, entity: destination)
-                return
+    /// Whether text typed so far leaves a quote, parenthesis or brace open, so the shell
+    /// should read another line before running it.
+    public static func needsContinuation(_ text: String) -> Bool {
+        var depth = 0
+        var quote: Character?
+        var escaped = false
+        for c in text {
+            if let q = quote {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == q { quote = nil }
+                continue
+            }
+            switch c {
+            case "\"", "'": quote = c
+            case "(", "{", "[": depth += 1
+            case ")", "}", "]": depth -= 1
+            default: break
             }
         }
-        if let values = value as? [Any] {
-            output.out(TableRenderer.table(headers: [keyPath], rows: values.map { [format($0)] }))
-            output.out("\(values.count) \(values.count == 1 ? "row" : "rows")")
-            return
-        }
-        output.out(format(value))
+        return quote != nil || depth > 0
     }
 
-    /// Checks each step of a key path against the model, in Core Data's words.
-    private func checkKeyPath(_ keyPath: String, from entity: EntityDescription) throws {
-        var current: EntityDescription? = entity
-        for key in keyPath.split(separator: ".").map(String.init) {
-            guard let e = current else {
-                throw ShellError("keypath \(keyPath) goes past an attribute at \(key)")
-            }
-            if let relationship = e.relationship(named: key) {
-                current = coordinator.model.entity(named: relationship.destinationEntityName)
-            } else if e.attribute(named: key) != nil {
-                current = nil
-            } else {
-                throw ShellError("keypath \(key) not found in entity \(e.name)")
-            }
+    /// Prints a result table, capped at ``rowCap`` rows with a line saying what was left out.
+    func printTable(_ table: ResultTable, noun: String = "row") {
+        var shown = table
+        var hidden = 0
+        if let cap = rowCap, table.rows.count > cap {
+            hidden = table.rows.count - cap
+            shown.rows = Array(table.rows.prefix(cap))
+        }
+        results.write(renderer.render(shown))
+        if renderer.mode == .table || renderer.mode == .box || renderer.mode == .markdown || renderer.mode == .line {
+            let n = table.rows.count
+            var summary = "\(n) \(n == 1 ? noun : noun + "s")"
+            if hidden > 0 { summary += " (\(hidden) not shown; .rows all to see them)" }
+            results.write(summary)
         }
     }
+}
 
-    private func destinationEntity(ofKeyPath keyPath: String, from entity: EntityDescription) -> EntityDescription? {
-        var current: EntityDescription? = entity
-        for key in keyPath.split(separator: ".") {
-            current = current?.relationship(named: String(key)).flatMap { coordinator.model.entity(named: $0.destinationEntityName) }
-        }
-        return current
+/// A switchable writer: standard output or error, or a file (`.output FILE`, `.log FILE`).
+final class Sink {
+    private var writeLine: (String) -> Void
+    private var file: FileHandle?
+    /// What it writes to, for messages.
+    private(set) var name: String
+
+    init(_ writeLine: @escaping (String) -> Void, name: String = "default") {
+        self.writeLine = writeLine
+        self.name = name
     }
 
-    /// The handle number of an object, giving it the next one when it has none.
-    func handle(for object: ManagedObject) -> Int {
-        if let n = handleByID[object.objectID] { return n }
-        handles.append(object)
-        handleByID[object.objectID] = handles.count
-        return handles.count
+    func write(_ text: String) { writeLine(text) }
+
+    /// Writes to a file from now on (created or truncated).
+    func redirect(toFile path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw ShellError("\(path): cannot write to this file")
+        }
+        try? file?.close()
+        file = handle
+        name = path
+        writeLine = { handle.write(Data(($0 + "\n").utf8)) }
     }
 
-    /// A value as the shell shows it.
-    func format(_ value: Any?) -> String {
-        guard let value else { return "nil" }
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional {
-            return mirror.children.first.map { format($0.value) } ?? "nil"
-        }
-        switch value {
-        case let object as ManagedObject:
-            if let n = handleByID[object.objectID] { return "$\(n)" }
-            return "<\(object.entity.name) p\(object.objectID.primaryKey)>"
-        case let date as Date:
-            return Shell.dateFormatter.string(from: date)
-        case let data as Data:
-            return "<\(data.count) bytes>"
-        case let string as String:
-            return string
-        default:
-            return "\(value)"
-        }
+    /// Writes through `writeLine` from now on.
+    func redirect(_ writeLine: @escaping (String) -> Void, name: String) {
+        try? file?.close()
+        file = nil
+        self.name = name
+        self.writeLine = writeLine
     }
+}
 
-    nonisolated(unsafe) static let dateFormatter: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f
-    }()
+/// An error in a shell command, worded for the user.
+public struct ShellError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
 }

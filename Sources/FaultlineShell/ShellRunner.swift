@@ -1,14 +1,16 @@
 import CFaultlineEditLine
+import CFaultlineSQLite
 import Foundation
 
-/// Drives a ``Shell`` from a terminal (libedit, history, prompt) or from a script (lines from a
-/// pipe, no prompt, stop at the first error unless asked to keep going).
+/// Drives a ``Shell`` from a terminal (libedit: prompt, editing, history, completion, Ctrl-C)
+/// or from a script (lines from a pipe or `-c`: no prompt, stop at the first error unless
+/// asked to keep going).
 public enum ShellRunner {
     /// Runs commands given with `-c`; returns the exit status.
     public static func run(commands: [String], shell: Shell, keepGoing: Bool) -> Int32 {
         var status: Int32 = 0
         for command in commands {
-            if !execute(command, shell: shell) {
+            if !execute(command, shell: shell, location: nil) {
                 status = 1
                 if !keepGoing { return status }
             }
@@ -23,23 +25,39 @@ public enum ShellRunner {
             return runInteractive(shell: shell)
         }
         var status: Int32 = 0
+        var pending = ""
+        var lineNumber = 0
+        var startLine = 0
+        // Each command runs as soon as its last line is read, so another program can drive
+        // the shell through a pipe and read each answer before sending the next command.
         while let line = readLine(strippingNewline: true) {
-            if !execute(line, shell: shell) {
+            lineNumber += 1
+            if pending.isEmpty { startLine = lineNumber }
+            pending += pending.isEmpty ? line : "\n" + line
+            if Shell.needsContinuation(pending) { continue }
+            let command = pending
+            pending = ""
+            if !execute(command, shell: shell, location: "line \(startLine)") {
                 status = 1
                 if !keepGoing { return status }
             }
             if shell.didQuit { break }
         }
+        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            FileHandle.standardError.write(Data("Error: line \(startLine): a quote or parenthesis is still open at the end of the input\n".utf8))
+            status = 1
+        }
         return status
     }
 
-    /// Runs one line; reports an error on standard error and returns false when it fails.
-    static func execute(_ line: String, shell: Shell) -> Bool {
+    /// Runs one command; reports an error on standard error and returns false when it fails.
+    static func execute(_ line: String, shell: Shell, location: String?) -> Bool {
         do {
             try shell.run(line: line)
             return true
         } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            let prefix = location.map { "Error: \($0): " } ?? "Error: "
+            FileHandle.standardError.write(Data((prefix + "\(error)\n").utf8))
             return false
         }
     }
@@ -53,19 +71,83 @@ public enum ShellRunner {
         let history = historyPath
         using_history()
         read_history(history)
+        Interactive.shell = shell
+        installCompletion()
+        installInterruptHandler(shell: shell)
+        var pending = ""
         while !shell.didQuit {
-            guard let cLine = readline("faultline> ") else {
+            guard let cLine = readline(pending.isEmpty ? "faultline> " : "      ...> ") else {
                 FileHandle.standardOutput.write(Data("\n".utf8))
                 break
             }
             let line = String(cString: cLine)
             free(cLine)
-            if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                add_history(line)
+            if Interactive.interrupted != 0 {
+                // Ctrl-C at the prompt drops what was typed so far.
+                Interactive.interrupted = 0
+                pending = ""
+                continue
+            }
+            pending += pending.isEmpty ? line : "\n" + line
+            if Shell.needsContinuation(pending) { continue }
+            let command = pending
+            pending = ""
+            if !command.trimmingCharacters(in: .whitespaces).isEmpty {
+                add_history(command)
                 write_history(history)
             }
-            _ = execute(line, shell: shell)
+            Interactive.interrupted = 0
+            _ = execute(command, shell: shell, location: nil)
+            if Interactive.interrupted != 0 {
+                FileHandle.standardError.write(Data("Interrupted.\n".utf8))
+                Interactive.interrupted = 0
+            }
         }
+        Interactive.shell = nil
         return 0
     }
+
+    // MARK: Completion and Ctrl-C
+
+    /// State the C callbacks of libedit and the signal handler reach; only the interactive
+    /// loop's thread touches it.
+    enum Interactive {
+        nonisolated(unsafe) static var shell: Shell?
+        nonisolated(unsafe) static var matches: [String] = []
+        nonisolated(unsafe) static var interrupted: sig_atomic_t = 0
+        nonisolated(unsafe) static var database: OpaquePointer?
+        nonisolated(unsafe) static var wordBreaks: UnsafeMutablePointer<CChar>? = strdup(" \t\n\"'(),=<>!{}")
+    }
+
+    static func installCompletion() {
+        faultline_rl_set_word_breaks(Interactive.wordBreaks)
+        faultline_rl_set_completion { text, start, _ in
+            guard let shell = Interactive.shell, let buffer = faultline_rl_line_buffer() else { return nil }
+            let line = String(decoding: Array(String(cString: buffer).utf8.prefix(Int(start))), as: UTF8.self)
+                + (text.map { String(cString: $0) } ?? "")
+            Interactive.matches = Completer.completions(line: line, model: shell.coordinator.model, handles: shell.session.handles)
+                .map { shell.completionInsert(for: $0, line: line) }
+            faultline_rl_completion_over()
+            guard !Interactive.matches.isEmpty else { return nil }
+            return rl_completion_matches(text) { _, state in
+                let index = Int(state)
+                guard index < Interactive.matches.count else { return nil }
+                return strdup(Interactive.matches[index])
+            }
+        }
+    }
+
+    static func installInterruptHandler(shell: Shell) {
+        Interactive.database = shell.coordinator.store.connection.handle
+        signal(SIGINT) { _ in
+            ShellRunner.Interactive.interrupted = 1
+            if let db = ShellRunner.Interactive.database { faultline_interrupt(db) }
+        }
+    }
+}
+
+extension Shell {
+    /// What the terminal inserts for a completion: the completed word relative to where
+    /// libedit's word starts (the whole word, since `.` does not break words).
+    func completionInsert(for completion: String, line: String) -> String { completion }
 }

@@ -1,16 +1,38 @@
 import ArgumentParser
+import Faultline
 import FaultlineShell
 import Foundation
 
-/// `faultline [--model PATH] STORE [-c COMMAND]…`: opens a Core Data store in the shell.
-struct Faultline: ParsableCommand {
+/// `faultline`: open a Core Data store in the shell, or print a model or a store's schema.
+struct FaultlineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
-        abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation."
+        abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
+        subcommands: [Open.self, Schema.self],
+        defaultSubcommand: Open.self
+    )
+}
+
+/// Prints an error the way the shell does and exits with status 1.
+func fail(_ error: Error) -> ExitCode {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    return ExitCode(1)
+}
+
+/// `faultline [STORE] [--model PATH] [--write] [--sql-debug N] [-c COMMAND]… [--keep-going]`.
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open",
+        abstract: "Open a store in the shell (the default command).",
+        discussion: """
+            Without STORE, opens an in-memory store for --model, or the bundled Inventory demo store.
+            A STORE that does not exist is created from --model when --write is given.
+            With standard input from a pipe or file, its lines run as a script.
+            """
     )
 
     @Argument(help: "The Core Data store (.sqlite) to open.")
-    var store: String
+    var store: String?
 
     @Option(name: .long, help: "The model: an .xcdatamodeld, .xcdatamodel or compiled .momd/.mom (default: the one beside the store).")
     var model: String?
@@ -34,16 +56,61 @@ struct Faultline: ParsableCommand {
     func run() throws {
         let shell: Shell
         do {
-            shell = try Shell(storePath: store, modelPath: model, writable: write, sqlDebugLevel: sqlDebug, output: .standard)
+            if let store {
+                shell = try Shell(storePath: store, modelPath: model, writable: write, sqlDebugLevel: sqlDebug, output: .standard)
+            } else if let model {
+                shell = try Shell(inMemoryStoreFor: model, sqlDebugLevel: sqlDebug, output: .standard)
+            } else {
+                shell = try Shell(storePath: try Open.demoStore(), modelPath: nil, writable: false, sqlDebugLevel: sqlDebug, output: .standard)
+            }
         } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            throw ExitCode(1)
+            throw fail(error)
         }
         let status = command.isEmpty
             ? ShellRunner.runStandardInput(shell: shell, keepGoing: keepGoing)
             : ShellRunner.run(commands: command, shell: shell, keepGoing: keepGoing)
         if status != 0 { throw ExitCode(status) }
     }
+
+    /// The Inventory sample: beside the current folder, or above the executable (a build
+    /// folder inside the package).
+    static func demoStore() throws -> String {
+        let relative = "Samples/Inventory/Inventory.sqlite"
+        var folders = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            folders.append(folder)
+            folder.deleteLastPathComponent()
+        }
+        for candidate in folders.map({ $0.appendingPathComponent(relative) }) where FileManager.default.fileExists(atPath: candidate.path) {
+            return candidate.path
+        }
+        throw ValidationError("no STORE given and the demo store \(relative) was not found; name a store, or an in-memory one with --model")
+    }
 }
 
-Faultline.main()
+/// `faultline schema STORE [--model PATH] [--entity NAME]`.
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show how the model maps onto the store's tables, columns and indexes, and where they differ.")
+
+    @Argument(help: "The Core Data store (.sqlite).")
+    var store: String
+
+    @Option(name: .long, help: "The model (default: the one beside the store).")
+    var model: String?
+
+    @Option(name: .long, help: "Only this entity.")
+    var entity: String?
+
+    func run() throws {
+        do {
+            let shell = try Shell(storePath: store, modelPath: model, sqlDebugLevel: 0, output: .standard)
+            try shell.run(line: ".schema" + (entity.map { " " + $0 } ?? ""))
+        } catch {
+            throw fail(error)
+        }
+    }
+}
+
+FaultlineCommand.main()

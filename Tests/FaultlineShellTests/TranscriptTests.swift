@@ -57,7 +57,7 @@ import Testing
         let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "fetch Widget\ncount Location\n")
         #expect(result.status == 1)
         #expect(result.stdout == "")
-        #expect(result.stderr == "Error: entity Widget not found in the model; entities: Asset, Inventory, Location\n")
+        #expect(result.stderr == "Error: line 1: entity Widget not found in the model; entities: Asset, Inventory, Location\n")
     }
 
     @Test func keepGoingRunsTheRestAfterAnError() throws {
@@ -131,7 +131,7 @@ import Testing
     @Test func aMissingStoreIsAClearError() throws {
         let result = try TestSupport.faultline(["/nonexistent/Store.sqlite", "--model", "Samples/Inventory/Inventory.xcdatamodeld", "-c", "count Asset"])
         #expect(result.status == 1)
-        #expect(result.stderr == "Error: /nonexistent/Store.sqlite: no such store file\n")
+        #expect(result.stderr == "Error: /nonexistent/Store.sqlite: no such store file (to create it from the model, add --write)\n")
     }
 }
 

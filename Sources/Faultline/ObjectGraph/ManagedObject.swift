@@ -74,6 +74,19 @@ open class ManagedObject: CustomStringConvertible {
         }
     }
 
+    /// The IDs of a relationship's destinations without making objects of them: for a to-one,
+    /// the one ID or none (this fires the object's own fault); for a to-many, the IDs in
+    /// order (this fires the relationship fault).
+    public func objectIDs(forRelationshipNamed name: String) -> [ManagedObjectID] {
+        guard let relationship = entity.relationship(named: name), let context = managedObjectContext else { return [] }
+        if isFault { try? context.fireFault(self) }
+        if relationship.isToMany {
+            _ = try? context.fireRelationshipFault(relationship, of: self)
+            return storage[name] as? [ManagedObjectID] ?? []
+        }
+        return (storage[name] as? ManagedObjectID).map { [$0] } ?? []
+    }
+
     /// Whether a relationship's destination is not loaded yet: for a to-many, the relationship
     /// fault has not fired; for a to-one, the object itself is a fault (the destination's ID is
     /// only known once the object's row is loaded).

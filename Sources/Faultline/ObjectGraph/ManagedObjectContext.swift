@@ -116,6 +116,16 @@ public final class ManagedObjectContext {
         }
     }
 
+    /// Turns an object back into a fault: its values are dropped and load again, from the
+    /// store, when next touched. (Without unsaved changes, `mergeChanges` has no effect.)
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.managedObjectContext === self, !object.objectID.isTemporaryID else { return }
+        object.storage.removeAll()
+        object.batchPosition = nil
+        object.isFault = true
+        store.rowCache[object.objectID] = nil
+    }
+
     /// Counts the objects a request would fetch.
     public func count(for request: FetchRequest) throws -> Int {
         try store.count(request)

@@ -100,6 +100,32 @@ extension SQLiteStore {
         return "( t0.Z_ENT >= ? AND  t0.Z_ENT <= ?)"
     }
 
+    /// The SELECT a fetch request runs and its bound values, without running it (for `explain`).
+    public func sqlForFetch(_ request: FetchRequest) throws -> (sql: String, arguments: [SQLValue]) {
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        let columns = selectedColumns(for: entity)
+        return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns, idsOnly: request.fetchBatchSize > 0)
+    }
+
+    /// SQLite's `EXPLAIN QUERY PLAN` for a statement: one line per step, indented by depth.
+    /// Not logged as one of the store's statements.
+    public func queryPlan(_ sql: String, _ arguments: [SQLValue]) throws -> [String] {
+        try connection.untraced {
+            let rows = try connection.prepare("EXPLAIN QUERY PLAN " + sql)
+            try rows.bind(arguments)
+            var depth: [Int64: Int] = [0: 0]
+            var lines: [String] = []
+            while try rows.step() {
+                let id = rows.int64(at: 0)
+                let parent = rows.int64(at: 1)
+                let level = (depth[parent] ?? 0) + 1
+                depth[id] = level
+                lines.append(String(repeating: "  ", count: level - 1) + (rows.value(at: 3).string ?? ""))
+            }
+            return lines
+        }
+    }
+
     /// Fetches only the object IDs of a fetch: the first statement of a batched fetch.
     func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
         let start = DispatchTime.now().uptimeNanoseconds

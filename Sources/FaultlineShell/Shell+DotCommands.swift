@@ -1,0 +1,230 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// The dot commands: settings, files, the model and schema, raw SQL, help.
+extension Shell {
+    func runDotCommand(_ command: String, _ rest: String) throws {
+        switch command {
+        case ".quit", ".exit": quit()
+        case ".help": help(rest)
+        case ".sql":
+            guard let level = Int(rest), (0...4).contains(level) else {
+                throw ShellError(".sql needs a level from 0 to 4 (now \(log.level)): 0 off, 1 SQL and timings, 2 bound values, 3 row values, 4 query plans")
+            }
+            log.level = level
+        case ".storm":
+            guard let n = Int(rest), n >= 0 else {
+                throw ShellError(".storm needs a number (now \(statistics.stormThreshold)): warn when a command fires more faults than that through one relationship")
+            }
+            statistics.stormThreshold = n
+        case ".mode":
+            guard let mode = OutputMode(rawValue: rest.lowercased()) else {
+                throw ShellError(".mode needs one of \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")) (now \(renderer.mode.rawValue))")
+            }
+            renderer.mode = mode
+        case ".headers": renderer.headers = try onOff(rest, ".headers")
+        case ".timer": timer = try onOff(rest, ".timer")
+        case ".rows":
+            if rest.lowercased() == "all" {
+                rowCap = nil
+            } else if let n = Int(rest), n > 0 {
+                rowCap = n
+            } else {
+                throw ShellError(".rows needs a number of rows to show, or all")
+            }
+        case ".output":
+            if rest.isEmpty || rest == "stdout" {
+                results.redirect(standard.out, name: "stdout")
+            } else {
+                try results.redirect(toFile: rest)
+            }
+        case ".log":
+            switch rest.lowercased() {
+            case "stderr", "": logSink.redirect(standard.err, name: "stderr")
+            case "stdout": logSink.redirect(standard.out, name: "stdout")
+            default: try logSink.redirect(toFile: rest)
+            }
+        case ".read": try read(file: rest)
+        case ".open": try open(rest)
+        case ".write": try setWritable(try onOff(rest, ".write"))
+        case ".schema": try showSchema(rest)
+        case ".faults": showFaults()
+        case ".stats": showStatistics()
+        case ".raw": try raw(rest)
+        default: throw ShellError("unknown command \"\(command)\"; try .help")
+        }
+    }
+
+    private func onOff(_ text: String, _ command: String) throws -> Bool {
+        switch text.lowercased() {
+        case "on", "yes", "1": return true
+        case "off", "no", "0": return false
+        default: throw ShellError("\(command) needs on or off")
+        }
+    }
+
+    /// `.read FILE`: runs the file's lines as a script; the first error stops it and names
+    /// the file and line.
+    func read(file path: String) throws {
+        guard !path.isEmpty else { throw ShellError(".read needs a file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ShellError("\(path): cannot read this file")
+        }
+        var pending = ""
+        var startLine = 0
+        for (index, line) in String(decoding: data, as: UTF8.self).components(separatedBy: "\n").enumerated() {
+            if pending.isEmpty { startLine = index + 1 }
+            pending += pending.isEmpty ? line : "\n" + line
+            if Shell.needsContinuation(pending) { continue }
+            let text = pending
+            pending = ""
+            do {
+                try run(line: text)
+            } catch {
+                throw ShellError("\(path):\(startLine): \(error)")
+            }
+            if didQuit { return }
+        }
+        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw ShellError("\(path):\(startLine): a quote or parenthesis is still open at the end of the file")
+        }
+    }
+
+    /// `.open STORE [--model M] [--write]`.
+    func open(_ rest: String) throws {
+        var words = rest.split(separator: " ").map(String.init)
+        var writable = false
+        var model: String?
+        if let i = words.firstIndex(of: "--write") {
+            writable = true
+            words.remove(at: i)
+        }
+        if let i = words.firstIndex(of: "--model") {
+            guard i + 1 < words.count else { throw ShellError(".open: --model needs a path") }
+            model = words[i + 1]
+            words.removeSubrange(i...(i + 1))
+        }
+        guard words.count == 1, let store = words.first else {
+            throw ShellError(".open needs a store, as in: .open Samples/Inventory/Inventory.sqlite [--model PATH] [--write]")
+        }
+        replaceSession(try Shell.openSession(storePath: store, modelPath: model, writable: writable))
+        results.write("opened \(store)\(writable ? " for writing" : " read-only")")
+    }
+
+    /// `.write on|off`: opens the current store again with or without write access.
+    func setWritable(_ writable: Bool) throws {
+        guard session.storePath != ":memory:" else { throw ShellError(".write: an in-memory store is always writable") }
+        guard writable != !coordinator.store.isReadOnly else { return }
+        replaceSession(try Shell.openSession(storePath: session.storePath, modelPath: session.modelPath, writable: writable))
+        results.write("\(session.storePath) is now \(writable ? "open for writing" : "read-only"); handles start again at $1")
+    }
+
+    /// `.schema [Entity]`.
+    func showSchema(_ rest: String) throws {
+        let store = coordinator.store
+        if !rest.isEmpty, session.model.entity(named: rest) == nil {
+            throw ShellError("entity \(rest) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
+        }
+        results.write(try SchemaReport.text(store: store, entity: rest.isEmpty ? nil : rest))
+    }
+
+    /// `.faults`: the registered objects and their state.
+    func showFaults() {
+        let objects = context.registeredObjects.values.sorted {
+            ($0.entity.name, $0.objectID.primaryKey) < ($1.entity.name, $1.objectID.primaryKey)
+        }
+        let rows: [[Cell]] = objects.map { object in
+            let toMany = object.entity.relationships.filter { $0.isToMany }
+            let loaded = toMany.filter { !object.hasFault(forRelationshipNamed: $0.name) }.map(\.name)
+            return [
+                .reference(reference(to: object)), .text(object.objectID.uriRepresentation),
+                .text(object.isFault ? "fault" : "loaded"),
+                .text(object.faultOrigin ?? "(fetched)"),
+                .text(loaded.isEmpty ? "" : loaded.joined(separator: ", ")),
+            ]
+        }
+        printTable(ResultTable(headers: ["object", "id", "state", "reached through", "to-many loaded"], rows: rows), noun: "object")
+    }
+
+    /// `.stats`: the last command and the session.
+    func showStatistics() {
+        func row(_ name: String, _ t: CommandStatistics.Totals) -> [Cell] {
+            [.text(name), .integer(Int64(t.statements)), .integer(Int64(t.rows)), .integer(Int64(t.faults.count)),
+             .text(String(format: "%.3f", t.sqlSeconds * 1000)), .text(String(format: "%.3f", t.seconds * 1000))]
+        }
+        printTable(ResultTable(
+            headers: ["", "statements", "rows", "faults", "SQL ms", "total ms"],
+            rows: [row("last command", statistics.last), row("session", statistics.session)]))
+    }
+
+    /// `.raw SQL`: read-only SQL straight to SQLite, outside the object graph and its log.
+    func raw(_ sql: String) throws {
+        guard !sql.isEmpty else { throw ShellError(".raw needs SQL, as in: .raw SELECT COUNT(*) FROM ZLOCATION") }
+        let connection = coordinator.store.connection
+        let table: ResultTable = try connection.untraced {
+            let statement: Statement
+            do {
+                statement = try connection.prepare(sql)
+            } catch let error as SQLiteError {
+                throw ShellError("SQLite: \(error.message)")
+            }
+            guard statement.isReadOnly else {
+                throw ShellError(".raw runs read-only SQL only; change data through the object graph (insert, set, delete, save)")
+            }
+            var rows: [[Cell]] = []
+            while try statement.step() {
+                rows.append((0..<statement.columnCount).map { i in
+                    switch statement.value(at: i) {
+                    case .null: .null
+                    case .integer(let v): .integer(v)
+                    case .real(let v): .real(v)
+                    case .text(let v): .text(v)
+                    case .blob(let v): .text(Shell.summary(of: v))
+                    }
+                })
+            }
+            return ResultTable(headers: statement.columnNames, rows: rows)
+        }
+        printTable(table)
+    }
+
+    /// `.help [command]`.
+    func help(_ topic: String) {
+        let topic = topic.lowercased()
+        if topic.isEmpty {
+            results.write(Shell.helpText)
+            return
+        }
+        let lines = Shell.helpText.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix(topic) }
+        results.write(lines.isEmpty ? "no command \(topic); .help lists them all" : lines.joined(separator: "\n"))
+    }
+
+    static let helpText = """
+        fetch Entity [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
+                                  fetch objects; each gets a handle $1, $2, …
+        count Entity              count objects
+        $N  $N.key  $N.rel.key    an object, or a key path from it (touching a fault fires it)
+        show $N                   every attribute, and each relationship with its fault state
+        refresh $N                turn an object back into a fault
+        explain fetch …           the SQL, bound values and SQLite's query plan, with hints
+        .open STORE [--model M] [--write]   open another store
+        .write on|off             reopen the store with or without write access
+        .schema [Entity]          how the model maps onto tables, columns and indexes
+        .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
+        .mode MODE                table, box, line, csv, json or markdown
+        .headers on|off           column headers in csv mode
+        .timer on|off             time each command
+        .rows N|all               show at most N rows of a result
+        .faults                   registered objects and their fault state
+        .stats                    statements, rows, faults and time: last command and session
+        .storm N                  warn when a command fires more than N faults through one relationship (10)
+        .read FILE                run the commands in a file
+        .output [FILE]            results to a file (no FILE: standard output)
+        .log stderr|stdout|FILE   where the SQL log goes
+        .raw SQL                  read-only SQL straight to SQLite, for comparison
+        .help [command]           this text, or the lines about one command
+        .quit                     leave
+        """
+}

@@ -1,0 +1,254 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// The object commands: `fetch`, `count`, `$N…`, `show`, `explain fetch`, `refresh`.
+extension Shell {
+    func request(for command: FetchCommand) throws -> FetchRequest {
+        guard session.model.entity(named: command.entity) != nil else {
+            throw ShellError("entity \(command.entity) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
+        }
+        if command.predicate != nil {
+            throw ShellError("predicates ('where') are not supported yet")
+        }
+        var request = FetchRequest(entityName: command.entity)
+        request.sortDescriptors = command.sort.map { FetchSort(keyPath: $0.keyPath, ascending: $0.ascending) }
+        request.fetchLimit = command.limit ?? 0
+        request.fetchOffset = command.offset ?? 0
+        request.fetchBatchSize = command.batch ?? 0
+        request.relationshipKeyPathsForPrefetching = command.prefetch
+        return request
+    }
+
+    func fetch(_ command: FetchCommand) throws {
+        guard let entity = session.model.entity(named: command.entity) else {
+            _ = try request(for: command)  // throws the unknown-entity error
+            return
+        }
+        for key in command.show { try checkKeyPath(key, from: entity) }
+        let objects = try context.fetch(request(for: command))
+        printObjects(objects, entity: entity, keys: command.show)
+    }
+
+    func count(_ command: FetchCommand) throws {
+        let n = try context.count(for: request(for: command))
+        results.write(String(n))
+    }
+
+    /// Prints objects as a numbered table, giving each a handle. Without `keys`, the columns
+    /// are the entity's stored attributes, then its to-one relationships.
+    func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) {
+        let keys = keys.isEmpty ? Shell.defaultKeys(for: entity) : keys
+        var rows: [[Cell]] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
+            let handle = self.handle(for: object)
+            rows.append([.reference("$\(handle)")] + keys.map { cell(object.value(forKeyPath: $0)) })
+        }
+        printTable(ResultTable(headers: ["#"] + keys, rows: rows))
+    }
+
+    static func defaultKeys(for entity: EntityDescription) -> [String] {
+        entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter(\.isToOne).map(\.name)
+    }
+
+    /// `$3`, `$3.key`, `$3.rel.key`.
+    func evaluate(_ line: String) throws {
+        let (object, keyPath) = try resolveHandle(line)
+        guard let keyPath else {
+            results.write(cell(object).display + " " + object.description)
+            return
+        }
+        let value = object.value(forKeyPath: keyPath)
+        if let destination = value as? ManagedObject {
+            let handle = self.handle(for: destination)
+            results.write("$\(handle) \(destination.description)")
+            return
+        }
+        if let objects = value as? [ManagedObject], let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity) {
+            printObjects(objects, entity: destination)
+            return
+        }
+        if let values = value as? [Any] {
+            printTable(ResultTable(headers: [keyPath], rows: values.map { [cell($0)] }))
+            return
+        }
+        results.write(cell(value).display)
+    }
+
+    /// The object of `$N` and the key path after it, checked against the model.
+    func resolveHandle(_ text: String) throws -> (ManagedObject, String?) {
+        let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
+        let name = parts.first ?? text
+        guard name.hasPrefix("$"), let n = Int(name.dropFirst()) else {
+            throw ShellError("expected a handle such as $1, found \"\(name)\"")
+        }
+        guard n >= 1, n <= session.handles.count else {
+            throw ShellError(session.handles.isEmpty
+                ? "no object \(name); fetch objects first, they get handles $1, $2, …"
+                : "no object \(name); handles are $1 to $\(session.handles.count)")
+        }
+        let object = session.handles[n - 1]
+        guard parts.count > 1 else { return (object, nil) }
+        try checkKeyPath(parts[1], from: object.entity)
+        return (object, parts[1])
+    }
+
+    /// `show $3`: every attribute, and every relationship with its fault state.
+    func show(_ rest: String) throws {
+        let (object, keyPath) = try resolveHandle(rest)
+        if keyPath != nil {
+            try evaluate(rest)
+            return
+        }
+        let wasFault = object.isFault
+        var rows: [[Cell]] = []
+        for attribute in object.entity.attributes {
+            var kind = attribute.attributeType.xmlName
+            if attribute.isTransient { kind += ", transient" }
+            rows.append([.text(attribute.name), .text(kind), cell(object.value(forKey: attribute.name))])
+        }
+        for relationship in object.entity.relationships {
+            let arrow = relationship.isToMany ? "to-many \(relationship.destinationEntityName)" : "to-one \(relationship.destinationEntityName)"
+            if relationship.isToMany {
+                if object.hasFault(forRelationshipNamed: relationship.name) {
+                    rows.append([.text(relationship.name), .text(arrow), .text("<relationship fault: not loaded>")])
+                } else {
+                    let ids = object.objectIDs(forRelationshipNamed: relationship.name)
+                    let refs = ids.map { reference(to: context.object(with: $0)) }
+                    rows.append([.text(relationship.name), .text(arrow), .text("\(ids.count) \(ids.count == 1 ? "object" : "objects")" + (refs.isEmpty ? "" : ": " + refs.joined(separator: ", ")))])
+                }
+            } else if let id = object.objectIDs(forRelationshipNamed: relationship.name).first {
+                let destination = context.object(with: id)
+                rows.append([.text(relationship.name), .text(arrow), .reference(reference(to: destination) + (destination.isFault ? " (fault)" : ""))])
+            } else {
+                rows.append([.text(relationship.name), .text(arrow), .null])
+            }
+        }
+        results.write("\(cell(object).display) \(object.objectID.uriRepresentation)\(wasFault ? " (was a fault; fired now)" : "")")
+        printTable(ResultTable(headers: ["property", "type", "value"], rows: rows), noun: "property")
+    }
+
+    /// `explain fetch …`: the SQL, its bound values and SQLite's query plan, with a hint when
+    /// the plan scans a whole table to filter or sort it.
+    func explain(_ rest: String) throws {
+        let (word, fetchText) = Shell.splitFirstWord(rest)
+        guard word.lowercased() == "fetch" || word.lowercased() == "count" else {
+            throw ShellError("explain works on a fetch, as in: explain fetch Inventory sort by date")
+        }
+        let command = try FetchCommand.parse(fetchText)
+        let request = try request(for: command)
+        let store = coordinator.store
+        let (sql, arguments) = try store.sqlForFetch(request)
+        results.write("sql: \(sql)")
+        for (i, value) in arguments.enumerated() { results.write("bind[\(i)] = \(value)") }
+        let plan = try store.queryPlan(sql, arguments)
+        results.write("query plan:")
+        for line in plan { results.write("  " + line) }
+        for hint in Shell.planHints(plan, request: request) { results.write("hint: " + hint) }
+    }
+
+    static func planHints(_ plan: [String], request: FetchRequest) -> [String] {
+        var hints: [String] = []
+        if plan.contains(where: { $0.hasPrefix("SCAN t0") }) && request.fetchLimit == 0 {
+            hints.append("SQLite reads every row of the table (SCAN t0); a predicate on an indexed attribute (Indexed in the model, or a fetch index) would let it seek instead")
+        }
+        if plan.contains(where: { $0.contains("USE TEMP B-TREE FOR ORDER BY") }) {
+            let keys = request.sortDescriptors.map(\.keyPath).joined(separator: ", ")
+            hints.append("the sort (\(keys)) is done in a temporary b-tree after reading the rows; an index on the sort keys would give them in order")
+        }
+        return hints
+    }
+
+    /// `refresh $3`: turns the object back into a fault.
+    func refresh(_ rest: String) throws {
+        let (object, keyPath) = try resolveHandle(rest)
+        guard keyPath == nil else { throw ShellError("refresh takes an object, as in: refresh $3") }
+        context.refresh(object, mergeChanges: false)
+        results.write("\(cell(object).display) is a fault again")
+    }
+
+    /// Checks each step of a key path against the model, in Core Data's words.
+    func checkKeyPath(_ keyPath: String, from entity: EntityDescription) throws {
+        var current: EntityDescription? = entity
+        for key in keyPath.split(separator: ".").map(String.init) {
+            guard let e = current else {
+                throw ShellError("keypath \(keyPath): \(key) follows an attribute")
+            }
+            if let relationship = e.relationship(named: key) {
+                current = session.model.entity(named: relationship.destinationEntityName)
+            } else if e.attribute(named: key) != nil {
+                current = nil
+            } else {
+                throw ShellError("keypath \(key) not found in entity \(e.name)")
+            }
+        }
+    }
+
+    func destinationEntity(ofKeyPath keyPath: String, from entity: EntityDescription) -> EntityDescription? {
+        var current: EntityDescription? = entity
+        for key in keyPath.split(separator: ".") {
+            current = current?.relationship(named: String(key)).flatMap { session.model.entity(named: $0.destinationEntityName) }
+        }
+        return current
+    }
+
+    /// The handle number of an object, giving it the next one when it has none.
+    func handle(for object: ManagedObject) -> Int {
+        if let n = session.handleByID[object.objectID] { return n }
+        session.handles.append(object)
+        session.handleByID[object.objectID] = session.handles.count
+        return session.handles.count
+    }
+
+    /// How an object is referred to: its handle, or `<Entity p3>` when it has none.
+    func reference(to object: ManagedObject) -> String {
+        if let n = session.handleByID[object.objectID] { return "$\(n)" }
+        if object.objectID.isTemporaryID { return "<\(object.entity.name) new>" }
+        return "<\(object.entity.name) p\(object.objectID.primaryKey)>"
+    }
+
+    /// A value as a typed cell.
+    func cell(_ value: Any?) -> Cell {
+        guard let value else { return .null }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.map { cell($0.value) } ?? .null
+        }
+        switch value {
+        case let object as ManagedObject: return .reference(reference(to: object))
+        case let b as Bool: return .bool(b)
+        case let i as Int: return .integer(Int64(i))
+        case let i as Int16: return .integer(Int64(i))
+        case let i as Int32: return .integer(Int64(i))
+        case let i as Int64: return .integer(i)
+        case let d as Double: return .real(d)
+        case let f as Float: return .real(Double(f))
+        case let d as Decimal: return .text(NSDecimalNumber(decimal: d).stringValue)
+        case let date as Date: return .text(Shell.format(date))
+        case let data as Data: return .text(Shell.summary(of: data))
+        case let uuid as UUID: return .text(uuid.uuidString)
+        case let url as URL: return .text(url.absoluteString)
+        case let string as String: return .text(string)
+        case let id as ManagedObjectID: return .reference(id.uriRepresentation)
+        case let objects as [ManagedObject]: return .text(objects.map(reference(to:)).joined(separator: ", "))
+        default: return .text("\(value)")
+        }
+    }
+
+    /// A date in ISO 8601, UTC, with fractions of a second only when it has them.
+    static func format(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        let whole = seconds.rounded(.down)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = whole == seconds ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// `<1234 bytes: 62 70 6c 69 …>`.
+    static func summary(of data: Data) -> String {
+        let head = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+        return "<\(data.count) bytes\(data.isEmpty ? "" : ": " + head + (data.count > 8 ? " …" : ""))>"
+    }
+}

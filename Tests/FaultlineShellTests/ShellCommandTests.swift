@@ -1,0 +1,202 @@
+import Foundation
+import FaultlineShell
+import FaultlineTestSupport
+import Testing
+
+/// The shell as a library: commands in, results and log out, no process.
+final class ShellHarness {
+    var out: [String] = []
+    var err: [String] = []
+    let shell: Shell
+
+    init(sqlDebug: Int = 0) throws {
+        let box = Lines()
+        shell = try Shell(
+            storePath: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path, modelPath: nil,
+            sqlDebugLevel: sqlDebug, output: Shell.Output(out: { box.out.append($0) }, err: { box.err.append($0) }))
+        lines = box
+    }
+
+    private let lines: Lines
+    var output: String { lines.out.joined(separator: "\n") }
+    var log: String { lines.err.joined(separator: "\n") }
+
+    func run(_ commands: String...) throws {
+        for c in commands { try shell.run(line: c) }
+    }
+
+    func clear() { lines.out.removeAll(); lines.err.removeAll() }
+}
+
+final class Lines: @unchecked Sendable {
+    var out: [String] = []
+    var err: [String] = []
+}
+
+@Suite struct ShellCommandTests {
+    @Test func jsonModeIsValidJSONWithTypedValues() throws {
+        let h = try ShellHarness()
+        try h.run(".mode json", "fetch Inventory sort by count limit 2 show count, date, asset.label")
+        let parsed = try JSONSerialization.jsonObject(with: Data(h.output.utf8)) as? [[String: Any]]
+        let rows = try #require(parsed)
+        #expect(rows.count == 2)
+        #expect(rows[0]["#"] as? String == "$1")
+        #expect(rows[0]["count"] as? Int == 1)
+        #expect(rows[0]["asset.label"] as? String == "Camping Stove")
+        #expect(rows[0]["date"] as? String == "2026-11-09T14:00:00Z")
+    }
+
+    @Test func csvMarkdownLineAndBoxModes() throws {
+        let h = try ShellHarness()
+        try h.run(".mode csv", "fetch Location limit 2")
+        #expect(h.output == "#,label\r\n$1,Jaye's Basement\r\n$2,Garage")
+        h.clear()
+        try h.run(".headers off", "fetch Location limit 1")
+        #expect(h.output == "$1,Jaye's Basement")
+        h.clear()
+        try h.run(".mode markdown", "fetch Location limit 1")
+        #expect(h.output == "| # | label |\n|---|---|\n| $1 | Jaye's Basement |\n1 row")
+        h.clear()
+        try h.run(".mode line", "fetch Location limit 1")
+        #expect(h.output == "    # = $1\nlabel = Jaye's Basement\n1 row")
+        h.clear()
+        try h.run(".mode box", "fetch Location limit 1")
+        #expect(h.output == """
+            ┌────┬─────────────────┐
+            │ #  │ label           │
+            ├────┼─────────────────┤
+            │ $1 │ Jaye's Basement │
+            └────┴─────────────────┘
+            1 row
+            """)
+    }
+
+    @Test func showListsAttributesAndRelationshipFaultState() throws {
+        let h = try ShellHarness()
+        try h.run("fetch Location limit 1")
+        h.clear()
+        try h.run("show $1")
+        #expect(h.output.contains("| inventories | to-many Inventory | <relationship fault: not loaded> |"))
+        h.clear()
+        try h.run("$1.inventories", "show $1")
+        #expect(h.output.contains("| inventories | to-many Inventory | 3 objects: $2, $3, $4 |"))
+        #expect(h.output.contains("| label       | String            | Jaye's Basement"))
+    }
+
+    @Test func rowCapSaysWhatItLeftOut() throws {
+        let h = try ShellHarness()
+        try h.run(".rows 2", "fetch Inventory show count")
+        #expect(h.output.hasSuffix("8 rows (6 not shown; .rows all to see them)"))
+    }
+
+    @Test func rawRunsReadOnlySQLAndRefusesWrites() throws {
+        let h = try ShellHarness()
+        try h.run(".raw SELECT COUNT(*) AS n FROM ZINVENTORY WHERE ZCOUNT > 1")
+        #expect(h.output == "+---+\n| n |\n+---+\n| 5 |\n+---+\n1 row")
+        #expect(throws: ShellError(".raw runs read-only SQL only; change data through the object graph (insert, set, delete, save)")) {
+            try h.run(".raw DELETE FROM ZINVENTORY")
+        }
+        #expect(throws: ShellError.self) { try h.run(".raw SELEKT 1") }
+    }
+
+    @Test func readRunsAFileAndNamesTheLineThatFailed() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = folder.appendingPathComponent("tour.fl")
+        try "-- a comment\ncount Asset\n.raw SELECT (1\n  + 1) AS two\n\n\ncount Widget\n".write(to: script, atomically: true, encoding: .utf8)
+        let h = try ShellHarness()
+        #expect(throws: ShellError("\(script.path):7: entity Widget not found in the model; entities: Asset, Inventory, Location")) {
+            try h.run(".read \(script.path)")
+        }
+        #expect(h.output.hasPrefix("5\n+-----+\n| two |\n+-----+\n| 2   |"))
+    }
+
+    @Test func continuationIsNeededWhileAQuoteOrParenthesisIsOpen() {
+        #expect(Shell.needsContinuation("fetch Asset where label == \"Coffee"))
+        #expect(Shell.needsContinuation("fetch Asset where (label == 'a'"))
+        #expect(!Shell.needsContinuation("fetch Asset where (label == 'a)')"))
+        #expect(!Shell.needsContinuation("fetch Asset where label == \"say \\\"hi\\\"\""))
+    }
+
+    @Test func explainShowsTheSQLAndSQLitesPlanWithAHint() throws {
+        let h = try ShellHarness()
+        try h.run("explain fetch Inventory sort by date")
+        #expect(h.output.hasPrefix("sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 ORDER BY t0.ZDATE\nquery plan:\n  SCAN t0\n  USE TEMP B-TREE FOR ORDER BY"))
+        #expect(h.output.contains("hint: the sort (date) is done in a temporary b-tree"))
+    }
+
+    @Test func refreshTurnsAnObjectBackIntoAFault() throws {
+        let h = try ShellHarness(sqlDebug: 1)
+        try h.run("fetch Location limit 1", "refresh $1")
+        #expect(h.output.hasSuffix("$1 is a fault again"))
+        h.clear()
+        try h.run("$1.label")
+        #expect(h.output == "Jaye's Basement")
+        #expect(h.log.contains("CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?"))
+        #expect(h.log.contains("faultline: 1 statement,"))
+        #expect(h.log.contains(", 1 fault fired"))
+    }
+
+    @Test func faultsListsRegisteredObjectsAndHowTheyWereReached() throws {
+        let h = try ShellHarness()
+        try h.run("fetch Inventory limit 1 show count", "$1.asset")
+        #expect(h.output.hasSuffix("$2 <Asset: x-coredata://\(h.shell.coordinator.store.identifier)/Asset/p1; data: <fault>>"))
+        h.clear()
+        try h.run(".faults")
+        let lines = h.output.split(separator: "\n").map { $0.replacingOccurrences(of: h.shell.coordinator.store.identifier, with: "UUID") }
+        #expect(lines[3] == "| $2     | x-coredata://UUID/Asset/p1     | fault  | Inventory.asset |                |")
+        #expect(lines[4] == "| $1     | x-coredata://UUID/Inventory/p1 | loaded | (fetched)       |                |")
+    }
+
+    @Test func outputAndLogGoToFiles() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let results = folder.appendingPathComponent("out.txt").path
+        let log = folder.appendingPathComponent("log.txt").path
+        let h = try ShellHarness(sqlDebug: 1)
+        try h.run(".output \(results)", ".log \(log)", "count Asset", ".output", ".log stderr")
+        #expect(try String(contentsOfFile: results, encoding: .utf8) == "5\n")
+        #expect(try String(contentsOfFile: log, encoding: .utf8).hasPrefix("CoreData: sql: SELECT COUNT(*) FROM ZASSET\n"))
+        #expect(h.output == "")
+    }
+
+    @Test func schemaShowsTheMappingAndThatTheStoreMatches() throws {
+        let h = try ShellHarness()
+        try h.run(".schema Inventory")
+        #expect(h.output == """
+            Inventory  Z_ENT 2  table ZINVENTORY
+              attribute  count     Integer 16  ZCOUNT     INTEGER
+              attribute  date      Date        ZDATE      TIMESTAMP
+              to-one     asset     → Asset     ZASSET     INTEGER
+              to-one     location  → Location  ZLOCATION  INTEGER
+              index ZINVENTORY_ZASSET_INDEX: CREATE INDEX ZINVENTORY_ZASSET_INDEX ON ZINVENTORY (ZASSET)
+              index ZINVENTORY_ZLOCATION_INDEX: CREATE INDEX ZINVENTORY_ZLOCATION_INDEX ON ZINVENTORY (ZLOCATION)
+
+            The store matches the model's mapping.
+            """)
+    }
+
+    @Test func badSettingsSayWhatTheyTake() throws {
+        let h = try ShellHarness()
+        #expect(throws: ShellError(".mode needs one of table, box, line, csv, json, markdown (now table)")) { try h.run(".mode html") }
+        #expect(throws: ShellError("no object $1; fetch objects first, they get handles $1, $2, …")) { try h.run("$1") }
+        #expect(throws: ShellError("unknown command \".frob\"; try .help")) { try h.run(".frob") }
+    }
+}
+
+@Suite struct CompleterTests {
+    @Test func completesCommandsEntitiesKeyPathsAndHandles() throws {
+        let h = try ShellHarness()
+        try h.run("fetch Inventory limit 2")
+        let complete = { (line: String) in h.shell.completions(for: line) }
+        #expect(complete("fe") == ["fetch"])
+        #expect(complete(".sc") == [".schema"])
+        #expect(complete("fetch Inv") == ["Inventory"])
+        #expect(complete("fetch Inventory show asset.la") == ["asset.label"])
+        #expect(complete("fetch Inventory show location.inventories.co") == ["location.inventories.count"])
+        #expect(complete("fetch Inventory where count > 1 AN") == ["AND", "ANY"])
+        #expect(complete("$1.lo") == ["$1.location"])
+        #expect(complete("show $") == ["$1", "$2"])
+        #expect(complete(".mode j") == ["json"])
+    }
+}
