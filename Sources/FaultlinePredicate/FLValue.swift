@@ -123,6 +123,60 @@ public enum FLValue: Sendable, Hashable {
 
     /// `true` for ``null``.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// The value as a number when it is ``bool``, ``int``, ``double`` or ``decimal``.
+    var numericValue: FLNumber? {
+        switch self {
+        case .bool(let b): return .int(b ? 1 : 0)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .decimal(let d): return .decimal(d)
+        default: return nil
+        }
+    }
+
+    /// Equality with `NSNumber` semantics: numbers of any kind are equal when numerically
+    /// equal (`YES == 1 == 1.0`), so a printed and re-parsed predicate equals the original.
+    public static func == (lhs: FLValue, rhs: FLValue) -> Bool {
+        if let a = lhs.numericValue, let b = rhs.numericValue {
+            if case .double(let x) = a, x.isNaN { if case .double(let y) = b { return y.isNaN } }
+            return FLNumber.compare(a, b) == .orderedSame
+        }
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.string(let a), .string(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.url(let a), .url(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.dictionary(let a), .dictionary(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with ``==`` (numbers hash by their `Double` value).
+    public func hash(into hasher: inout Hasher) {
+        if let n = numericValue {
+            hasher.combine(0)
+            let d = n.double
+            hasher.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
+            return
+        }
+        switch self {
+        case .null: hasher.combine(1)
+        case .string(let s): hasher.combine(2); hasher.combine(s)
+        case .date(let d): hasher.combine(3); hasher.combine(d)
+        case .data(let d): hasher.combine(4); hasher.combine(d)
+        case .uuid(let u): hasher.combine(5); hasher.combine(u)
+        case .url(let u): hasher.combine(6); hasher.combine(u)
+        case .array(let a): hasher.combine(7); hasher.combine(a)
+        case .dictionary(let d): hasher.combine(8); hasher.combine(d)
+        case .object(let o): hasher.combine(9); hasher.combine(o)
+        case .bool, .int, .double, .decimal: break
+        }
+    }
 }
 
 /// An opaque, `Sendable` reference to an object, such as a managed object ID, stored in a

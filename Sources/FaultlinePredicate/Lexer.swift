@@ -147,19 +147,19 @@ struct Lexer {
         case "#":
             pos += 1
             guard let c2 = peek(), Lexer.isIdentStart(c2) else {
-                throw error("expected an identifier after '#'", at: pos)
+                throw error("expected an identifier after '#'", at: start)
             }
             return tok(.identifier(readIdentifier()))
         case "$":
             pos += 1
             guard let c2 = peek(), Lexer.isIdentStart(c2) else {
-                throw error("expected a variable name after '$'", at: pos)
+                throw error("expected a variable name after '$'", at: start)
             }
             return tok(.variable(readIdentifier()))
         case "@":
             pos += 1
             guard let c2 = peek(), Lexer.isIdentStart(c2) else {
-                throw error("expected a name after '@'", at: pos)
+                throw error("expected a name after '@'", at: start)
             }
             return tok(.collectionOperator("@" + readIdentifier()))
         case "%":

@@ -387,7 +387,12 @@ struct Parser {
             return .function(sel, args)
         case .punct(.lbrace):
             advance()
-            return FLExpression(.aggregate(try parseArguments(closing: .rbrace, context: "to close the aggregate")))
+            let items = try parseArguments(closing: .rbrace, context: "to close the aggregate")
+            // `{1, 2}` made of constants is a constant collection, exactly like a `%@` array
+            // argument, so both print as `{1, 2}` and re-parse to the same tree.
+            let constants = items.compactMap(\.constantValue)
+            if constants.count == items.count { return .constant(.array(constants)) }
+            return FLExpression(.aggregate(items))
         case .punct(.lparen):
             advance()
             let e = try parseExpression()

@@ -1,13 +1,53 @@
+import FaultlinePredicate
 import FaultlineSQL
 import Foundation
 
 /// The SQL functions and collations Core Data registers on every connection, so stores whose
 /// triggers call them work and Faultline's own SQL can use them.
+///
+/// The string functions implement the predicate operators with the same rules as in-memory
+/// evaluation (``FaultlinePredicate/FLComparison/compare(_:_:_:options:)``), so a fetch and
+/// `FLPredicate.evaluate(with:)` select the same objects. Any NULL argument gives NULL.
+///
+/// | function | arguments |
+/// | --- | --- |
+/// | `NSCoreDataStringSearch` | value, pattern, CFString flags (1 case, 2 literal, 8 anchored, 12 anchored backwards, 0x20 localized, 0x80 diacritics, 0x100 width), locale flag |
+/// | `NSCoreDataLike`, `NSCoreDataMatches` | value, pattern, options (1 `[c]`, 2 `[d]`) |
+/// | `NSCoreDataStringCompare` | value, other, operator number (0…5), flags as above, locale flag (Faultline's layout) |
+/// | `NSCoreDataToUpper`, `NSCoreDataToLower`, `NSCoreDataCanonical` | value |
+/// | `NSCoreDataNow` | — (seconds since 2001-01-01) |
 public enum CoreDataFunctions {
     /// Registers the functions and collations on a connection.
     public static func register(on connection: Connection) throws {
         try connection.createFunction("NSCoreDataNow", argumentCount: 0, deterministic: false) { _ in
             .real(Date().timeIntervalSinceReferenceDate)
+        }
+        try connection.createFunction("NSCoreDataStringSearch", argumentCount: 4) { args in
+            guard let text = string(args[0]), let pattern = string(args[1]), let flags = args[2].int64 else { return .null }
+            let op: FLComparison.Operator = flags & 0xC == 0xC ? .endsWith : (flags & 0x8 != 0 ? .beginsWith : .contains)
+            return try result(FLComparison.compare(text, op, pattern, options: options(fromSearchFlags: flags)))
+        }
+        try connection.createFunction("NSCoreDataLike", argumentCount: 3) { args in
+            guard let text = string(args[0]), let pattern = string(args[1]) else { return .null }
+            return try result(FLComparison.compare(text, .like, pattern, options: FLComparison.Options(rawValue: Int(args[2].int64 ?? 0) & 3)))
+        }
+        try connection.createFunction("NSCoreDataMatches", argumentCount: 3) { args in
+            guard let text = string(args[0]), let pattern = string(args[1]) else { return .null }
+            return try result(FLComparison.compare(text, .matches, pattern, options: FLComparison.Options(rawValue: Int(args[2].int64 ?? 0) & 3)))
+        }
+        try connection.createFunction("NSCoreDataStringCompare", argumentCount: 5) { args in
+            guard let a = string(args[0]), let b = string(args[1]), let raw = args[2].int64,
+                  let op = FLComparison.Operator(rawValue: Int(raw)), let flags = args[3].int64 else { return .null }
+            return try result(FLComparison.compare(a, op, b, options: options(fromSearchFlags: flags)))
+        }
+        try connection.createFunction("NSCoreDataToUpper", argumentCount: 1) { args in
+            string(args[0]).map { .text($0.uppercased()) } ?? .null
+        }
+        try connection.createFunction("NSCoreDataToLower", argumentCount: 1) { args in
+            string(args[0]).map { .text($0.lowercased()) } ?? .null
+        }
+        try connection.createFunction("NSCoreDataCanonical", argumentCount: 1) { args in
+            string(args[0]).map { .text($0.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)) } ?? .null
         }
         try connection.createCollation("NSCollateNoCase") { a, b in a.compare(b, options: [.caseInsensitive]) }
         try connection.createCollation("NSCollateNumericallyNoCase") { a, b in a.compare(b, options: [.caseInsensitive, .numeric]) }
@@ -15,4 +55,26 @@ public enum CoreDataFunctions {
         try connection.createCollation("NSCollateLocaleSensitiveNoCase") { a, b in a.compare(b, options: [.caseInsensitive], range: nil, locale: Locale.current) }
         try connection.createCollation("NSCollateFinderlike") { a, b in a.compare(b, options: [.caseInsensitive, .numeric, .widthInsensitive], range: nil, locale: Locale.current) }
     }
+
+    /// The predicate options encoded in `NSCoreDataStringSearch` flags.
+    public static func options(fromSearchFlags flags: Int64) -> FLComparison.Options {
+        if flags & 0x2 != 0 { return .normalized }
+        var options: FLComparison.Options = []
+        if flags & 0x1 != 0 { options.insert(.caseInsensitive) }
+        if flags & 0x80 != 0 { options.insert(.diacriticInsensitive) }
+        if flags & 0x20 != 0 { options.insert(.localeSensitive) }
+        return options
+    }
+
+    private static func string(_ value: SQLValue) -> String? {
+        switch value {
+        case .null: return nil
+        case .text(let s): return s
+        case .integer(let i): return String(i)
+        case .real(let d): return SQLValue.format(d)
+        case .blob(let d): return String(decoding: d, as: UTF8.self)
+        }
+    }
+
+    private static func result(_ b: Bool) -> SQLValue { .integer(b ? 1 : 0) }
 }
