@@ -47,6 +47,9 @@ public struct EntityDescription: Sendable, Hashable {
     public internal(set) var relationships: [RelationshipDescription] = []
     /// All fetched properties, inherited ones included, sorted by name; filled in by the model.
     public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
+    /// Core Data's 32-byte version hash of the entity (what a store's metadata records in
+    /// `NSStoreModelVersionHashes`); filled in by the model (empty until then).
+    public internal(set) var versionHash: Data = Data()
 
     /// Creates an entity from its declared properties.
     public init(
@@ -103,12 +106,16 @@ public struct FetchIndexDescription: Sendable, Hashable {
         public var type: String
         /// Whether the element is sorted ascending.
         public var isAscending: Bool
+        /// For an expression element: the expression in NSExpression format (`property` is
+        /// then the expression's name, such as `expression1`).
+        public var expression: String?
 
         /// Creates an element.
-        public init(property: String, type: String = "Binary", isAscending: Bool = true) {
+        public init(property: String, type: String = "Binary", isAscending: Bool = true, expression: String? = nil) {
             self.property = property
             self.type = type
             self.isAscending = isAscending
+            self.expression = expression
         }
     }
 
@@ -116,10 +123,13 @@ public struct FetchIndexDescription: Sendable, Hashable {
     public var name: String
     /// The indexed elements, in order.
     public var elements: [Element]
+    /// The predicate of a partial index (NSPredicate format), if any.
+    public var partialIndexPredicate: String?
 
     /// Creates a fetch index.
-    public init(name: String, elements: [Element]) {
+    public init(name: String, elements: [Element], partialIndexPredicate: String? = nil) {
         self.name = name
         self.elements = elements
+        self.partialIndexPredicate = partialIndexPredicate
     }
 }

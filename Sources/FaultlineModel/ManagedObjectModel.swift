@@ -23,6 +23,15 @@ public final class ManagedObjectModel: Sendable {
     public let versionIdentifiers: [String]
     /// Where the model was loaded from, for messages; nil for a model built in code.
     public let sourceDescription: String?
+    /// Core Data's version hash of every entity, by entity name: what a store's metadata
+    /// records as `NSStoreModelVersionHashes`, and a `.momd`'s `VersionInfo.plist` as
+    /// `NSManagedObjectModel_VersionHashes`.
+    public let entityVersionHashesByName: [String: Data]
+    /// A 32-byte hash of the whole model: SHA-256 over the entity version hashes, entities
+    /// sorted by name. Equal for two models exactly when every entity hash is equal; it is
+    /// the value Core Data stores (base64) as `NSStoreModelVersionChecksumKey` (see
+    /// ``versionChecksum``).
+    public let versionHash: Data
 
     /// Creates a model from entities with their declared properties, resolving inheritance.
     ///
@@ -72,10 +81,21 @@ public final class ManagedObjectModel: Sendable {
             var relationships: [String: RelationshipDescription] = [:]
             var fetched: [String: FetchedPropertyDescription] = [:]
             for ancestor in chain(entity.name) {
-                for a in ancestor.declaredAttributes { attributes[a.name] = a }
-                for r in ancestor.declaredRelationships { relationships[r.name] = r }
+                for a in ancestor.declaredAttributes {
+                    var a = a
+                    a.versionHash = VersionHashing.attributeHash(a)
+                    attributes[a.name] = a
+                }
+                for r in ancestor.declaredRelationships {
+                    var r = r
+                    let ownInverse = r.inverseName == r.name && chain(r.destinationEntityName).contains { $0.name == ancestor.name }
+                    r.versionHash = VersionHashing.relationshipHash(r, isOwnInverse: ownInverse)
+                    relationships[r.name] = r
+                }
                 for f in ancestor.declaredFetchedProperties { fetched[f.name] = f }
             }
+            copy.declaredAttributes = copy.declaredAttributes.compactMap { attributes[$0.name] }
+            copy.declaredRelationships = copy.declaredRelationships.compactMap { relationships[$0.name] }
             copy.attributes = attributes.values.sorted { $0.name < $1.name }
             copy.relationships = relationships.values.sorted { $0.name < $1.name }
             copy.fetchedProperties = fetched.values.sorted { $0.name < $1.name }
@@ -98,6 +118,28 @@ public final class ManagedObjectModel: Sendable {
                 }
             }
         }
+        // Version hashes: a superentity's hash enters its sub-entities' hashes.
+        var hashes: [String: Data] = [:]
+        func hash(of name: String) -> Data {
+            if let done = hashes[name] { return done }
+            guard let entity = resolved[name] else { return Data() }
+            let parentHash = entity.superentityName.map { hash(of: $0) }
+            let h = VersionHashing.entityHash(entity, superentityHash: parentHash)
+            hashes[name] = h
+            return h
+        }
+        for name in resolved.keys.sorted() {
+            _ = hash(of: name)
+        }
+        for (name, h) in hashes {
+            resolved[name]?.versionHash = h
+        }
+        var modelHasher = SHA256Hasher()
+        for name in hashes.keys.sorted(by: VersionHashing.utf8Less) {
+            modelHasher.update(hashes[name] ?? Data())
+        }
+        self.entityVersionHashesByName = hashes
+        self.versionHash = modelHasher.finalize()
         self.entities = resolved.values.sorted { $0.name < $1.name }
         self.entitiesByName = resolved
         var templates: [String: FetchRequestTemplate] = [:]

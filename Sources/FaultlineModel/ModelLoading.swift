@@ -6,6 +6,9 @@ extension ManagedObjectModel {
     /// - `Foo.xcdatamodeld`: the current version (from `.xccurrentversion`), or `version`
     ///   (`"Foo 2"`, with or without `.xcdatamodel`).
     /// - `Foo.xcdatamodel` (a folder) or its `contents` file: Xcode 4+ XML.
+    /// - `Foo.momd`: the compiled version named by `VersionInfo.plist`
+    ///   (`NSManagedObjectModel_CurrentVersionName`), or `version`; `.omo` files are ignored.
+    /// - `Foo.mom`: a compiled model (binary `NSKeyedArchiver` archive).
     ///
     /// - Throws: ``ModelError`` naming the file (and for XML the line) when the path cannot
     ///   be read, is in an unsupported format, or is malformed.
@@ -37,7 +40,12 @@ enum ModelFileLoader {
                 return try loadBundle(url: url, version: version)
             case "xcdatamodel":
                 return try loadXcdatamodel(url: url)
+            case "momd":
+                return try loadMomd(url: url, version: version)
             default:
+                if fm.fileExists(atPath: url.appendingPathComponent("VersionInfo.plist").path) {
+                    return try loadMomd(url: url, version: version)
+                }
                 if fm.fileExists(atPath: url.appendingPathComponent("contents").path) {
                     return try loadXcdatamodel(url: url)
                 }
@@ -47,7 +55,93 @@ enum ModelFileLoader {
         if url.lastPathComponent == "contents" {
             return try loadXML(url: url)
         }
+        if url.lastPathComponent == "elements" || url.lastPathComponent == "layout" {
+            return try loadXcdatamodel(url: url.deletingLastPathComponent())
+        }
+        if ext == "mom" {
+            return try loadMom(url: url)
+        }
+        if ext == "omo" {
+            throw ModelError(.unsupportedFormat, "an .omo (optimized model) is not read; load the .mom next to it or the .momd folder", file: path)
+        }
         throw ModelError(.unsupportedFormat, "not a model: expected an .xcdatamodeld, .xcdatamodel, .momd or .mom", file: path)
+    }
+
+    static func readFile(_ url: URL) throws -> Data {
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw ModelError(.unreadable, "cannot read: \(error.localizedDescription)", file: url.path)
+        }
+    }
+
+    /// A compiled model: a binary keyed archive.
+    static func loadMom(url: URL) throws -> ManagedObjectModel {
+        let data = try readFile(url)
+        guard BinaryPropertyList.isBinary(data) else {
+            throw ModelError(.malformed, "not a compiled model (expected a binary property list)", file: url.path)
+        }
+        return try ManagedObjectModel(compiledModelData: data, source: url.path)
+    }
+
+    /// What a `.momd` folder's `VersionInfo.plist` says.
+    struct MomdInfo {
+        /// Version names (without `.mom`), sorted.
+        var versions: [String]
+        /// `NSManagedObjectModel_CurrentVersionName`, if present.
+        var current: String?
+        /// `NSManagedObjectModel_VersionHashes`: version → entity → hash.
+        var versionHashes: [String: [String: Data]]
+    }
+
+    static func momdInfo(url: URL) throws -> MomdInfo {
+        let items: [String]
+        do {
+            items = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw ModelError(.unreadable, "cannot list: \(error.localizedDescription)", file: url.path)
+        }
+        var info = MomdInfo(versions: items.filter { $0.hasSuffix(".mom") }.map { String($0.dropLast(4)) }.sorted(), current: nil, versionHashes: [:])
+        let plistURL = url.appendingPathComponent("VersionInfo.plist")
+        if FileManager.default.fileExists(atPath: plistURL.path) {
+            let data = try readFile(plistURL)
+            let plist: PropertyListValue
+            do {
+                plist = try BinaryPropertyList.parse(data)
+            } catch {
+                throw ModelError(.malformed, "VersionInfo.plist is not a property list", file: plistURL.path)
+            }
+            guard let dict = plist.dictionaryValue else {
+                throw ModelError(.malformed, "VersionInfo.plist is not a dictionary", file: plistURL.path)
+            }
+            info.current = dict["NSManagedObjectModel_CurrentVersionName"]?.stringValue
+            for (version, value) in dict["NSManagedObjectModel_VersionHashes"]?.dictionaryValue ?? [:] {
+                var hashes: [String: Data] = [:]
+                for (entity, hash) in value.dictionaryValue ?? [:] {
+                    if let d = hash.dataValue { hashes[entity] = d }
+                }
+                info.versionHashes[version] = hashes
+            }
+        }
+        return info
+    }
+
+    /// A `.momd` folder: the current version's `.mom` (an `.omo` next to it is ignored).
+    static func loadMomd(url: URL, version: String?) throws -> ManagedObjectModel {
+        let info = try momdInfo(url: url)
+        guard !info.versions.isEmpty else {
+            throw ModelError(.unreadable, "no .mom versions inside", file: url.path)
+        }
+        var wanted = version ?? info.current ?? (info.versions.count == 1 ? info.versions[0] : "")
+        if wanted.hasSuffix(".mom") { wanted = String(wanted.dropLast(4)) }
+        guard info.versions.contains(wanted) else {
+            let what = wanted.isEmpty ? "no current version named in VersionInfo.plist" : "no version named \"\(wanted)\""
+            throw ModelError(
+                .unreadable,
+                "\(what); versions: \(info.versions.map { "\"\($0)\"" }.joined(separator: ", "))",
+                file: url.path)
+        }
+        return try loadMom(url: url.appendingPathComponent(wanted + ".mom"))
     }
 
     static func loadXcdatamodel(url: URL) throws -> ManagedObjectModel {

@@ -28,6 +28,35 @@ public struct AttributeDescription: Sendable, Hashable {
     public var versionHashModifier: String?
     /// User info entries.
     public var userInfo: [String: String]
+    /// Whether the value cannot be set (derived attributes are read-only).
+    public var isReadOnly: Bool
+    /// The minimum (numbers: value; strings: length; dates: seconds since 2001), as text.
+    public var minValueString: String?
+    /// The maximum (numbers: value; strings: length; dates: seconds since 2001), as text.
+    public var maxValueString: String?
+    /// The pattern a String value must match (`regularExpressionString`), if any.
+    public var regularExpressionString: String?
+    /// For a derived attribute: the derivation expression in NSExpression format
+    /// (`primaryLabel.code`, `friends.@count`, `now()`); nil for an ordinary attribute.
+    public var derivationExpression: String?
+    /// For a derived attribute: the filtering predicate in NSPredicate format, if any.
+    public var filteringPredicateFormat: String?
+    /// Validation predicates in NSPredicate format (from a compiled model), with their
+    /// warning texts or codes.
+    public var validationPredicates: [ValidationRule]
+    /// Whether the attribute has a (legacy, single-property) index.
+    public var isIndexed: Bool
+    /// Whether Spotlight indexes the attribute.
+    public var isIndexedBySpotlight: Bool
+    /// Whether the value is stored in an external record ("truth file", deprecated).
+    public var isStoredInExternalRecord: Bool
+    /// Whether CloudKit encrypts the value.
+    public var allowsCloudEncryption: Bool
+    /// Core Data's version hash of the attribute; filled in by the model (empty until then).
+    public internal(set) var versionHash: Data = Data()
+
+    /// Whether this is a derived attribute (its value computed from ``derivationExpression``).
+    public var isDerived: Bool { derivationExpression != nil }
 
     /// Creates an attribute. Only `name` and `type` are needed; the rest have Core Data's defaults.
     public init(
@@ -43,8 +72,30 @@ public struct AttributeDescription: Sendable, Hashable {
         preservesValueInHistoryOnDeletion: Bool = false,
         renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil,
-        userInfo: [String: String] = [:]
+        userInfo: [String: String] = [:],
+        isReadOnly: Bool = false,
+        minValueString: String? = nil,
+        maxValueString: String? = nil,
+        regularExpressionString: String? = nil,
+        derivationExpression: String? = nil,
+        filteringPredicateFormat: String? = nil,
+        validationPredicates: [ValidationRule] = [],
+        isIndexed: Bool = false,
+        isIndexedBySpotlight: Bool = false,
+        isStoredInExternalRecord: Bool = false,
+        allowsCloudEncryption: Bool = false
     ) {
+        self.isReadOnly = isReadOnly
+        self.minValueString = minValueString
+        self.maxValueString = maxValueString
+        self.regularExpressionString = regularExpressionString
+        self.derivationExpression = derivationExpression
+        self.filteringPredicateFormat = filteringPredicateFormat
+        self.validationPredicates = validationPredicates
+        self.isIndexed = isIndexed
+        self.isIndexedBySpotlight = isIndexedBySpotlight
+        self.isStoredInExternalRecord = isStoredInExternalRecord
+        self.allowsCloudEncryption = allowsCloudEncryption
         self.name = name
         self.attributeType = type
         self.isOptional = isOptional
@@ -91,6 +142,12 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var versionHashModifier: String?
     /// User info entries.
     public var userInfo: [String: String]
+    /// Whether the relationship cannot be set.
+    public var isReadOnly: Bool = false
+    /// Whether Spotlight indexes the relationship.
+    public var isIndexedBySpotlight: Bool = false
+    /// Core Data's version hash of the relationship; filled in by the model (empty until then).
+    public internal(set) var versionHash: Data = Data()
 
     /// Whether the relationship is to-one.
     public var isToOne: Bool { !isToMany }
@@ -130,6 +187,8 @@ public struct RelationshipDescription: Sendable, Hashable {
 }
 
 /// A fetched property: a weak, one-way relationship defined by a fetch request.
+///
+/// Fetched properties do not enter the entity's version hash.
 public struct FetchedPropertyDescription: Sendable, Hashable {
     /// The property name.
     public var name: String
@@ -137,12 +196,43 @@ public struct FetchedPropertyDescription: Sendable, Hashable {
     public var fetchRequest: FetchRequestTemplate
     /// User info entries.
     public var userInfo: [String: String]
+    /// Whether the property may be empty.
+    public var isOptional: Bool
+    /// The renaming identifier (`elementID` in XML).
+    public var renamingIdentifier: String?
+    /// The version hash modifier.
+    public var versionHashModifier: String?
 
     /// Creates a fetched property.
-    public init(name: String, fetchRequest: FetchRequestTemplate, userInfo: [String: String] = [:]) {
+    public init(
+        name: String,
+        fetchRequest: FetchRequestTemplate,
+        userInfo: [String: String] = [:],
+        isOptional: Bool = true,
+        renamingIdentifier: String? = nil,
+        versionHashModifier: String? = nil
+    ) {
         self.name = name
         self.fetchRequest = fetchRequest
         self.userInfo = userInfo
+        self.isOptional = isOptional
+        self.renamingIdentifier = renamingIdentifier
+        self.versionHashModifier = versionHashModifier
+    }
+}
+
+/// A validation rule of an attribute: a predicate the value must satisfy and the warning
+/// (a message or an error code, as text) reported when it does not.
+public struct ValidationRule: Sendable, Hashable {
+    /// The predicate in NSPredicate format (`SELF >= 1`).
+    public var predicateFormat: String
+    /// The warning text or code.
+    public var warning: String
+
+    /// Creates a rule.
+    public init(predicateFormat: String, warning: String = "") {
+        self.predicateFormat = predicateFormat
+        self.warning = warning
     }
 }
 
@@ -170,6 +260,24 @@ public struct FetchRequestTemplate: Sendable, Hashable {
     public var returnsObjectsAsFaults: Bool
     /// Whether dictionary results are distinct.
     public var returnsDistinctResults: Bool
+    /// The fetch offset (0 = none).
+    public var fetchOffset: Int = 0
+    /// Sort descriptors as (key path, ascending), from a compiled model.
+    public var sortDescriptors: [SortKey] = []
+
+    /// One sort key of a stored fetch request.
+    public struct SortKey: Sendable, Hashable {
+        /// The key path sorted on.
+        public var keyPath: String
+        /// Whether the order is ascending.
+        public var ascending: Bool
+
+        /// Creates a sort key.
+        public init(keyPath: String, ascending: Bool = true) {
+            self.keyPath = keyPath
+            self.ascending = ascending
+        }
+    }
 
     /// Creates a template.
     public init(

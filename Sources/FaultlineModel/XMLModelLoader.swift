@@ -17,6 +17,9 @@ enum XMLModelLoader {
             let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "unknown XML error"
             throw ModelError(.malformed, "not well-formed XML (\(reason))", file: file, line: max(parser.lineNumber, 1))
         }
+        if delegate.hasOpenElements {
+            throw ModelError(.malformed, "the XML ends before its elements are closed (truncated file?)", file: file, line: max(parser.lineNumber, 1))
+        }
         guard delegate.sawModel else {
             throw ModelError(.malformed, "no <model> element: not an Xcode data model", file: file, line: 1)
         }
@@ -49,6 +52,9 @@ enum XMLModelLoader {
         private var stack: [String] = []
         private var entity: EntityDescription?
         private var fetchedPropertyName: String?
+        private var fetchedPropertyAttributes: [String: String] = [:]
+        /// userInfo read before the fetched property's <fetchRequest> (which creates it).
+        private var pendingFetchedPropertyUserInfo: [String: String] = [:]
         private var configurationName: String?
         private var currentConstraint: [String]?
         private var currentCompound: [String]?
@@ -105,7 +111,15 @@ enum XMLModelLoader {
                     valueClassName: a["customClassName"],
                     preservesValueInHistoryOnDeletion: bool(a, "preserveAfterDeletion"),
                     renamingIdentifier: a["elementID"],
-                    versionHashModifier: a["versionHashModifier"]
+                    versionHashModifier: a["versionHashModifier"],
+                    minValueString: type == .date ? (a["minDateTimeInterval"] ?? a["minValueString"]) : a["minValueString"],
+                    maxValueString: type == .date ? (a["maxDateTimeInterval"] ?? a["maxValueString"]) : a["maxValueString"],
+                    regularExpressionString: a["regularExpressionString"],
+                    derivationExpression: bool(a, "derived") ? (a["derivationExpression"] ?? "") : nil,
+                    isIndexed: bool(a, "indexed"),
+                    isIndexedBySpotlight: bool(a, "spotlightIndexingEnabled"),
+                    isStoredInExternalRecord: bool(a, "storedInTruthFile"),
+                    allowsCloudEncryption: bool(a, "allowsCloudEncryption")
                 ))
                 userInfoTarget = ("attribute", attrName)
             case "relationship" where parent == "entity":
@@ -133,9 +147,13 @@ enum XMLModelLoader {
                     renamingIdentifier: a["elementID"],
                     versionHashModifier: a["versionHashModifier"]
                 ))
+                if bool(a, "spotlightIndexingEnabled"), let i = entity?.declaredRelationships.indices.last {
+                    entity?.declaredRelationships[i].isIndexedBySpotlight = true
+                }
                 userInfoTarget = ("relationship", relName)
             case "fetchedProperty" where parent == "entity":
                 fetchedPropertyName = a["name"]
+                fetchedPropertyAttributes = a
             case "fetchRequest":
                 let template = FetchRequestTemplate(
                     name: a["name"] ?? "",
@@ -151,7 +169,10 @@ enum XMLModelLoader {
                     returnsDistinctResults: bool(a, "returnDistinctResults")
                 )
                 if parent == "fetchedProperty", let fp = fetchedPropertyName {
-                    entity?.declaredFetchedProperties.append(FetchedPropertyDescription(name: fp, fetchRequest: template))
+                    let fa = fetchedPropertyAttributes
+                    entity?.declaredFetchedProperties.append(FetchedPropertyDescription(
+                        name: fp, fetchRequest: template, userInfo: pendingFetchedPropertyUserInfo, isOptional: bool(fa, "optional"),
+                        renamingIdentifier: fa["elementID"], versionHashModifier: fa["versionHashModifier"]))
                 } else if parent == "model" {
                     templates.append(template)
                 }
@@ -169,10 +190,12 @@ enum XMLModelLoader {
             case "index":
                 if let v = a["value"] { currentCompound?.append(v) }
             case "fetchIndex":
-                currentFetchIndex = FetchIndexDescription(name: a["name"] ?? "", elements: [])
+                currentFetchIndex = FetchIndexDescription(name: a["name"] ?? "", elements: [], partialIndexPredicate: a["partialIndexExpression"])
             case "fetchIndexElement":
                 if let p = a["property"] ?? a["expression"] {
-                    currentFetchIndex?.elements.append(.init(property: p, type: a["type"] ?? "Binary", isAscending: a["order"] != "descending"))
+                    currentFetchIndex?.elements.append(.init(
+                        property: p, type: a["type"] ?? "Binary", isAscending: a["order"] != "descending",
+                        expression: a["property"] == nil ? a["expression"] : nil))
                 }
             case "entry":
                 guard let key = a["key"] else { return }
@@ -184,6 +207,12 @@ enum XMLModelLoader {
                     if let i = entity?.declaredAttributes.indices.last { entity?.declaredAttributes[i].userInfo[key] = value }
                 case ("userInfo", "relationship"):
                     if let i = entity?.declaredRelationships.indices.last { entity?.declaredRelationships[i].userInfo[key] = value }
+                case ("userInfo", "fetchedProperty"):
+                    if let i = entity?.declaredFetchedProperties.indices.last, entity?.declaredFetchedProperties[i].name == fetchedPropertyName {
+                        entity?.declaredFetchedProperties[i].userInfo[key] = value
+                    } else {
+                        pendingFetchedPropertyUserInfo[key] = value
+                    }
                 default:
                     break
                 }
@@ -192,7 +221,13 @@ enum XMLModelLoader {
             }
         }
 
+        /// Whether elements are still open at the end of the document (a truncated file).
+        var hasOpenElements: Bool { !stack.isEmpty }
+
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            guard stack.last == name else {
+                return fail(parser, "</\(name)> does not close <\(stack.last ?? "nothing")>: not well-formed XML")
+            }
             stack.removeLast()
             switch name {
             case "entity" where stack.last == "model":
@@ -200,6 +235,7 @@ enum XMLModelLoader {
                 entity = nil
             case "fetchedProperty":
                 fetchedPropertyName = nil
+                pendingFetchedPropertyUserInfo = [:]
             case "configuration":
                 configurationName = nil
             case "uniquenessConstraint":
