@@ -37,11 +37,10 @@ public final class Connection {
 
     /// Opens (or creates) a database.
     ///
-    /// - Parameter immutable: with ``Mode/readOnly``, opens the file as SQLite's `immutable=1`:
-    ///   no locks, no `-wal` or `-shm` files are looked for or created. Only right when nothing
-    ///   else writes the file while it is open and it has no `-wal` to read.
+    /// - Parameter readOnlyOptions: with ``Mode/readOnly``, how far SQLite may touch the
+    ///   files beside the database; see ``ReadOnlyOptions``.
     /// - Throws: ``SQLiteError`` naming the path when it cannot be opened.
-    public init(path: String, mode: Mode = .readOnly, immutable: Bool = false) throws {
+    public init(path: String, mode: Mode = .readOnly, readOnlyOptions: ReadOnlyOptions = []) throws {
         self.path = mode == .inMemory ? ":memory:" : path
         self.mode = mode
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -56,7 +55,7 @@ public final class Connection {
             target = ":memory:"
         } else {
             target = "file:" + (path.addingPercentEncoding(withAllowedCharacters: Self.uriPathCharacters) ?? path)
-                + (immutable && mode == .readOnly ? "?immutable=1" : "")
+                + (mode == .readOnly ? readOnlyOptions.uriQuery : "")
         }
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(target, &db, flags, nil)
@@ -68,6 +67,27 @@ public final class Connection {
         self.handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5000)
+    }
+
+    /// How a read-only open treats the files beside the database.
+    public struct ReadOnlyOptions: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// SQLite's `immutable=1`: no locks, and no `-wal` or `-shm` is read or created. Only
+        /// right when nothing else writes the file while it is open and there is no `-wal`.
+        public static let immutable = ReadOnlyOptions(rawValue: 1)
+        /// SQLite's `readonly_shm=1`: the `-shm` is opened read-only, so even a wal-index that
+        /// needs rebuilding is rebuilt in private memory, not written back (a read-only open
+        /// by root would otherwise rewrite it).
+        public static let readOnlySharedMemory = ReadOnlyOptions(rawValue: 2)
+
+        var uriQuery: String {
+            var parameters: [String] = []
+            if contains(.immutable) { parameters.append("immutable=1") }
+            if contains(.readOnlySharedMemory) { parameters.append("readonly_shm=1") }
+            return parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
+        }
     }
 
     private static let uriPathCharacters: CharacterSet = {

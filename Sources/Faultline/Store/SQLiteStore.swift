@@ -53,9 +53,13 @@ public final class SQLiteStore {
         self.model = model
         self.mapping = SchemaMapping(model: model)
         do {
-            self.connection = try Connection(
-                path: path, mode: options.readOnly ? .readOnly : (exists ? .readWrite : .readWriteCreate),
-                immutable: options.readOnly && SQLiteStore.isWALWithoutLog(path: path))
+            if options.readOnly {
+                let plan = try SQLiteStore.readOnlyPlan(path: path)
+                self.snapshotFolder = plan.snapshot
+                self.connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
+            } else {
+                self.connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate)
+            }
         } catch let error as SQLiteError {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
@@ -69,12 +73,49 @@ public final class SQLiteStore {
         }
     }
 
-    /// Whether the file is a WAL-mode database whose `-wal` file is absent. A read-only open of
-    /// such a file would create `-wal` and `-shm` beside it; since there is no log to read, the
-    /// store opens it as immutable instead and leaves the folder as it was.
-    static func isWALWithoutLog(path: String) -> Bool {
-        guard !FileManager.default.fileExists(atPath: path + "-wal"),
-              let handle = FileHandle(forReadingAtPath: path) else { return false }
+    /// A private copy of a store and its `-wal`, opened instead of the original (see
+    /// ``readOnlyPlan(path:)``); removed when the store closes.
+    private var snapshotFolder: URL?
+
+    deinit {
+        if let snapshotFolder { try? FileManager.default.removeItem(at: snapshotFolder) }
+    }
+
+    /// How a read-only session opens a store so that no byte of it, its `-wal` or its `-shm`
+    /// changes, and no file appears beside it, while rows that live only in the `-wal` are seen:
+    ///
+    /// - a WAL-mode store without `-wal`: nothing to read there, so `immutable=1` (a plain
+    ///   read-only open would create `-wal` and `-shm`);
+    /// - `-wal` and `-shm` present: `readonly_shm=1` (a plain read-only open may rebuild and
+    ///   write the wal-index in `-shm`, and does when run as root);
+    /// - `-wal` without `-shm`: SQLite cannot read the log without creating `-shm`, so the
+    ///   store and its `-wal` are copied to a private temporary folder and opened there;
+    /// - a rollback-journal store: a plain read-only open.
+    static func readOnlyPlan(path: String) throws -> (path: String, options: Connection.ReadOnlyOptions, snapshot: URL?) {
+        let fm = FileManager.default
+        let hasLog = fm.fileExists(atPath: path + "-wal")
+        if !hasLog {
+            return (path, isWALMode(path: path) ? .immutable : [], nil)
+        }
+        if fm.fileExists(atPath: path + "-shm") {
+            return (path, .readOnlySharedMemory, nil)
+        }
+        let folder = fm.temporaryDirectory.appendingPathComponent("faultline-snapshot-\(UUID().uuidString)", isDirectory: true)
+        do {
+            try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+            let copy = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent)
+            try fm.copyItem(atPath: path, toPath: copy.path)
+            try fm.copyItem(atPath: path + "-wal", toPath: copy.path + "-wal")
+            return (copy.path, [], folder)
+        } catch {
+            try? fm.removeItem(at: folder)
+            throw StoreError(.cannotOpen, "cannot read the store's -wal without a -shm beside it, and copying both to a temporary folder failed: \(error.localizedDescription)", path: path)
+        }
+    }
+
+    /// Whether the file is a WAL-mode SQLite database (header bytes 18 and 19 are 2).
+    static func isWALMode(path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
         // Bytes 18 and 19 of the header are the read and write format versions: 2 means WAL.
