@@ -1,3 +1,4 @@
+import FaultlinePredicate
 import Foundation
 
 /// A parsed `fetch` or `count` command:
@@ -6,7 +7,7 @@ import Foundation
 struct FetchCommand: Equatable {
     var entity: String
     var predicate: String?
-    var sort: [(keyPath: String, ascending: Bool)] = []
+    var sort: [(keyPath: String, ascending: Bool, selector: String?)] = []
     var limit: Int?
     var offset: Int?
     var show: [String] = []
@@ -16,6 +17,7 @@ struct FetchCommand: Equatable {
     static func == (a: FetchCommand, b: FetchCommand) -> Bool {
         a.entity == b.entity && a.predicate == b.predicate && a.limit == b.limit && a.offset == b.offset && a.show == b.show && a.batch == b.batch && a.prefetch == b.prefetch
             && a.sort.map(\.keyPath) == b.sort.map(\.keyPath) && a.sort.map(\.ascending) == b.sort.map(\.ascending)
+            && a.sort.map(\.selector) == b.sort.map(\.selector)
     }
 
     /// The clause keywords, matched case-insensitively outside quotes and parentheses.
@@ -42,15 +44,20 @@ struct FetchCommand: Equatable {
                     let words = item.split(separator: " ").map(String.init)
                     guard let key = words.first else { throw ShellError("'sort by' needs a key path") }
                     var ascending = true
-                    if words.count > 1 {
-                        switch words[1].lowercased() {
+                    var selector: String?
+                    for word in words.dropFirst() {
+                        switch word.lowercased() {
                         case "asc": ascending = true
                         case "desc": ascending = false
-                        default: throw ShellError("expected asc or desc after \(key), found \(words[1])")
+                        default:
+                            let name = word.hasSuffix(":") ? word : word + ":"
+                            guard FLSortDescriptor.Comparator(rawValue: name) != nil else {
+                                throw ShellError("expected asc, desc or a comparison (\(FLSortDescriptor.Comparator.allCases.map(\.rawValue).joined(separator: ", "))) after \(key), found \(word)")
+                            }
+                            selector = name
                         }
                     }
-                    guard words.count <= 2 else { throw ShellError("unexpected \"\(words[2...].joined(separator: " "))\" in sort by") }
-                    command.sort.append((key, ascending))
+                    command.sort.append((key, ascending, selector))
                 }
             case "limit":
                 guard let n = Int(body), n >= 0 else { throw ShellError("'limit' needs a whole number, found \"\(body)\"") }

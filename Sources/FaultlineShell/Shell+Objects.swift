@@ -9,16 +9,33 @@ extension Shell {
         guard session.model.entity(named: command.entity) != nil else {
             throw ShellError("entity \(command.entity) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
         }
-        if command.predicate != nil {
-            throw ShellError("predicates ('where') are not supported yet")
-        }
         var request = FetchRequest(entityName: command.entity)
-        request.sortDescriptors = command.sort.map { FetchSort(keyPath: $0.keyPath, ascending: $0.ascending) }
+        if let text = command.predicate {
+            request.predicate = try parsePredicate(text)
+        }
+        request.sortDescriptors = command.sort.map {
+            FLSortDescriptor(key: $0.keyPath, ascending: $0.ascending, comparator: $0.selector.flatMap(FLSortDescriptor.Comparator.init(rawValue:)) ?? .compare)
+        }
         request.fetchLimit = command.limit ?? 0
         request.fetchOffset = command.offset ?? 0
         request.fetchBatchSize = command.batch ?? 0
         request.relationshipKeyPathsForPrefetching = command.prefetch
         return request
+    }
+
+    /// Parses an NSPredicate format string; a syntax error shows the command line with a
+    /// caret under the column where parsing stopped.
+    func parsePredicate(_ text: String) throws -> FLPredicate {
+        do {
+            return try FLPredicate(format: text)
+        } catch let error as PredicateSyntaxError {
+            var message = error.description
+            if let line = currentLine, let range = line.range(of: text) {
+                let offset = line.distance(from: line.startIndex, to: range.lowerBound) + max(error.column - 1, 0)
+                message += "\n  " + line + "\n  " + String(repeating: " ", count: offset) + "^"
+            }
+            throw ShellError(message)
+        }
     }
 
     func fetch(_ command: FetchCommand) throws {
@@ -53,9 +70,18 @@ extension Shell {
         entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter(\.isToOne).map(\.name)
     }
 
-    /// `$3`, `$3.key`, `$3.rel.key`.
-    func evaluate(_ line: String) throws {
-        let (object, keyPath) = try resolveHandle(line)
+    /// `$3`, `$3.key`, `$3.rel.key`, `$3.rel where PREDICATE` (the predicate is evaluated in
+    /// memory over the related objects, as `NSSet.filtered(using:)`).
+    func evaluate(_ text: String) throws {
+        let parts = FetchCommand.splitClauses(text)
+        guard let head = parts.first?.text.trimmingCharacters(in: .whitespaces) else { return }
+        var filter: FLPredicate?
+        for part in parts.dropFirst() {
+            guard part.keyword == "where" else { throw ShellError("only 'where' may follow a key path, as in: $1.inventories where count > 1") }
+            filter = try parsePredicate(part.text.trimmingCharacters(in: .whitespaces))
+        }
+        let (object, keyPath) = try resolveHandle(head)
+        if filter != nil && keyPath == nil { throw ShellError("'where' filters a to-many key path, as in: $1.inventories where count > 1") }
         guard let keyPath else {
             results.write(cell(object).display + " " + object.description)
             return
@@ -67,9 +93,11 @@ extension Shell {
             return
         }
         if let objects = value as? [ManagedObject], let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity) {
-            printObjects(objects, entity: destination)
+            let shown = try filter.map { predicate in try objects.filter { try predicate.evaluate(with: $0) } } ?? objects
+            printObjects(shown, entity: destination)
             return
         }
+        if filter != nil { throw ShellError("'where' filters a to-many key path; \(keyPath) is not one") }
         if let values = value as? [Any] {
             printTable(ResultTable(headers: [keyPath], rows: values.map { [cell($0)] }))
             return
@@ -97,11 +125,11 @@ extension Shell {
 
     /// `show $3`: every attribute, and every relationship with its fault state.
     func show(_ rest: String) throws {
-        let (object, keyPath) = try resolveHandle(rest)
-        if keyPath != nil {
+        if rest.contains(".") || rest.lowercased().contains(" where ") {
             try evaluate(rest)
             return
         }
+        let (object, _) = try resolveHandle(rest)
         let wasFault = object.isFault
         var rows: [[Cell]] = []
         for attribute in object.entity.attributes {
@@ -155,7 +183,7 @@ extension Shell {
             hints.append("SQLite reads every row of the table (SCAN t0); a predicate on an indexed attribute (Indexed in the model, or a fetch index) would let it seek instead")
         }
         if plan.contains(where: { $0.contains("USE TEMP B-TREE FOR ORDER BY") }) {
-            let keys = request.sortDescriptors.map(\.keyPath).joined(separator: ", ")
+            let keys = request.sortDescriptors.map(\.key).joined(separator: ", ")
             hints.append("the sort (\(keys)) is done in a temporary b-tree after reading the rows; an index on the sort keys would give them in order")
         }
         return hints

@@ -71,6 +71,8 @@ public final class Shell {
     let standard: Output
     /// Whether `.quit` was run.
     public private(set) var didQuit = false
+    /// The command line being run, for error carets.
+    var currentLine: String?
 
     /// The open store's coordinator.
     public var coordinator: PersistentStoreCoordinator { session.coordinator }
@@ -168,6 +170,8 @@ public final class Shell {
             for warning in statistics.stormWarnings(totals) { logSink.write(warning) }
             if timer { results.write(String(format: "Run Time: %.3f ms", totals.seconds * 1000)) }
         }
+        currentLine = line
+        defer { currentLine = nil }
         try runCommand(line)
     }
 

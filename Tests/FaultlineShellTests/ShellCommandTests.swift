@@ -176,6 +176,21 @@ final class Lines: @unchecked Sendable {
             """)
     }
 
+    @Test func aPredicateSyntaxErrorShowsTheLineWithACaret() throws {
+        let h = try ShellHarness()
+        #expect(throws: ShellError("""
+            Unable to parse the format string "label ==": expected an expression at column 9
+              fetch Location where label ==
+                                           ^
+            """)) { try h.run("fetch Location where label ==") }
+    }
+
+    @Test func whereFiltersAToManyInMemory() throws {
+        let h = try ShellHarness()
+        try h.run("fetch Location where label BEGINSWITH 'J'", "show $1.inventories where count > 1 AND asset.label CONTAINS 'u'")
+        #expect(h.output.hasSuffix("| $2 | 12    | 2026-11-02T09:30:00Z | <Asset p1> | $1       |\n+----+-------+----------------------+------------+----------+\n1 row"))
+    }
+
     @Test func badSettingsSayWhatTheyTake() throws {
         let h = try ShellHarness()
         #expect(throws: ShellError(".mode needs one of table, box, line, csv, json, markdown (now table)")) { try h.run(".mode html") }

@@ -56,7 +56,7 @@ import Testing
     @Test func sortLimitAndOffsetReachTheSQL() throws {
         let (context, statements) = try openInventory()
         var request = FetchRequest(entityName: "Asset")
-        request.sortDescriptors = [FetchSort(keyPath: "label", ascending: false)]
+        request.sortDescriptors = [FLSortDescriptor(key: "label", ascending: false)]
         request.fetchLimit = 2
         request.fetchOffset = 1
         let assets = try context.fetch(request)
@@ -157,29 +157,31 @@ final class SQLStatements: @unchecked Sendable {
         #expect(messages.lines.last == "annotation: fault fulfilled from database for : \(asset.objectID.uriRepresentation)")
     }
 
-    @Test func aToManyFiresOnceThroughTheInverseForeignKey() throws {
+    @Test func aToManyFiresOnceThroughTheInverseForeignKeyAndHandsOutFaults() throws {
         let (context, statements, messages) = try open()
         var request = FetchRequest(entityName: "Location")
-        request.sortDescriptors = [FetchSort(keyPath: "label")]
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
         let garage = try #require(try context.fetch(request).first)  // Garage
         #expect(garage.hasFault(forRelationshipNamed: "inventories"))
         let inventories = try #require(garage.value(forKey: "inventories") as? [ManagedObject])
         #expect(!garage.hasFault(forRelationshipNamed: "inventories"))
-        #expect(statements.sql.last == "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?")
+        #expect(statements.sql.last == "SELECT 0, t0.Z_PK FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?")
         #expect(statements.arguments.last == [.integer(2)])
         #expect(messages.lines.last == "annotation: to-many relationship fault \"inventories\" for objectID \(garage.objectID.uriRepresentation) fulfilled from database.  Got 2 rows")
-        // The destination objects are faults whose rows wait in the row cache: touching them runs no SQL.
+        // The destinations are faults: touching each fires it with its own SELECT; the
+        // relationship itself does not fire again.
         #expect(inventories.allSatisfy { $0.isFault })
-        let count = statements.sql.count
         #expect(Set(inventories.map { $0.value(forKey: "count") as? Int16 }) == [2, 1])
+        #expect(statements.sql.count == 4)
+        #expect(statements.sql.last == "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK = ?")
         _ = garage.value(forKey: "inventories")
-        #expect(statements.sql.count == count)
+        #expect(statements.sql.count == 4)
     }
 
     @Test func keyPathsThroughToManyCollectValues() throws {
         let (context, _, _) = try open()
         var request = FetchRequest(entityName: "Asset")
-        request.sortDescriptors = [FetchSort(keyPath: "label")]
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
         let bicycle = try #require(try context.fetch(request).first)
         #expect(bicycle.value(forKey: "label") as? String == "Bicycle")
         let labels = try #require(bicycle.value(forKeyPath: "inventories.location.label") as? [Any?])
@@ -217,7 +219,7 @@ final class SQLStatements: @unchecked Sendable {
     @Test func prefetchingAToManyPathFillsEachLevel() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Location")
-        request.sortDescriptors = [FetchSort(keyPath: "label")]
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
         request.relationshipKeyPathsForPrefetching = ["inventories.asset"]
         let locations = try context.fetch(request)
         #expect(statements.sql.dropFirst() == [
@@ -253,4 +255,51 @@ final class SQLStatements: @unchecked Sendable {
 final class Messages: @unchecked Sendable {
     private(set) var lines: [String] = []
     func append(_ line: String) { lines.append(line) }
+}
+
+/// Predicates and sort descriptors reach the SQL; counts use Core Data's shapes.
+@Suite struct InventoryPredicateFetchTests {
+    @Test func aPredicateThroughAToOneJoinsAndBindsItsValues() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.predicate = try FLPredicate(format: "count > %d AND asset.label BEGINSWITH[c] %@", 2, "c")
+        request.sortDescriptors = [FLSortDescriptor(key: "date", ascending: false)]
+        let rows = try context.fetch(request)
+        #expect(statements.sql == [
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 JOIN ZASSET t1 ON t0.ZASSET = t1.Z_PK WHERE ( t0.ZCOUNT > ? AND  NSCoreDataStringSearch( t1.ZLABEL, ?, 265, 0)) ORDER BY t0.ZDATE DESC",
+        ])
+        #expect(statements.arguments == [[.integer(2), .text("c")]])
+        #expect(rows.map(\.objectID.primaryKey) == [6, 1])
+    }
+
+    @Test func countsThroughAJoinCountDistinctKeys() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.predicate = try FLPredicate(format: "location.label == %@", "Garage")
+        #expect(try context.count(for: request) == 2)
+        #expect(statements.sql == ["SELECT COUNT(DISTINCT t0.Z_PK) FROM ZINVENTORY t0 JOIN ZLOCATION t1 ON t0.ZLOCATION = t1.Z_PK WHERE  t1.ZLABEL = ?"])
+    }
+
+    @Test func anyOverAToManyIsDistinctAndCountIsACorrelatedSubquery() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var any = FetchRequest(entityName: "Location")
+        any.predicate = try FLPredicate(format: "ANY inventories.count > 10")
+        #expect(try context.fetch(any).map { $0.value(forKey: "label") as? String } == ["Jaye's Basement"])
+        var many = FetchRequest(entityName: "Asset")
+        many.predicate = try FLPredicate(format: "inventories.@count >= 2")
+        many.sortDescriptors = [FLSortDescriptor(key: "label", comparator: .caseInsensitiveCompare)]
+        #expect(try context.fetch(many).map { $0.value(forKey: "label") as? String } == ["Camping Stove", "Coffee Mug", "T-shirt"])
+        #expect(statements.sql == [
+            "SELECT DISTINCT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 JOIN ZINVENTORY t1 ON t0.Z_PK = t1.ZLOCATION WHERE  t1.ZCOUNT > ?",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE (SELECT COUNT(t1.Z_PK) FROM ZINVENTORY t1 WHERE (t0.Z_PK = t1.ZASSET) ) >= ? ORDER BY t0.ZLABEL COLLATE NSCollateNoCase ",
+        ])
+    }
+
+    @Test func unknownKeyPathsAreRejectedInCoreDatasWords() throws {
+        let (context, _, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Location")
+        request.predicate = try FLPredicate(format: "colour == 1")
+        let error = #expect(throws: FetchError.self) { try context.fetch(request) }
+        #expect(error?.message == "keypath colour not found in entity Location")
+    }
 }

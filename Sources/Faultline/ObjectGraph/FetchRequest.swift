@@ -1,18 +1,22 @@
+import FaultlinePredicate
 import Foundation
 
-/// What to fetch: an entity, an order, a window.
+/// What to fetch: an entity, a predicate, an order, a window.
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Location")
-/// request.sortDescriptors = [FetchSort(keyPath: "label")]
+/// request.predicate = try FLPredicate(format: "label BEGINSWITH[c] %@", "g")
+/// request.sortDescriptors = [FLSortDescriptor(key: "label")]
 /// request.fetchLimit = 5
 /// let locations = try context.fetch(request)
 /// ```
 public struct FetchRequest: Sendable {
     /// The entity fetched.
     public var entityName: String
+    /// Which objects: nil fetches them all.
+    public var predicate: FLPredicate?
     /// The order of the results.
-    public var sortDescriptors: [FetchSort] = []
+    public var sortDescriptors: [FLSortDescriptor] = []
     /// The largest number of results (0 = no limit).
     public var fetchLimit: Int = 0
     /// How many results to skip.
@@ -30,19 +34,5 @@ public struct FetchRequest: Sendable {
     /// Creates a request for an entity.
     public init(entityName: String) {
         self.entityName = entityName
-    }
-}
-
-/// One sort key of a fetch: a key path, a direction and a comparison.
-public struct FetchSort: Sendable, Hashable {
-    /// The key path sorted on (`label`, `asset.label`).
-    public var keyPath: String
-    /// Ascending (the default) or descending.
-    public var ascending: Bool
-
-    /// Creates a sort key.
-    public init(keyPath: String, ascending: Bool = true) {
-        self.keyPath = keyPath
-        self.ascending = ascending
     }
 }

@@ -1,4 +1,5 @@
 import FaultlineModel
+import FaultlinePredicate
 import Foundation
 
 /// An object of the graph: one row of an entity, with values by key.
@@ -103,3 +104,7 @@ open class ManagedObject: CustomStringConvertible {
         return "<\(entity.name): \(objectID.uriRepresentation); data: {\(values.joined(separator: "; "))}>"
     }
 }
+
+/// Managed objects answer key paths in predicates and sort descriptors evaluated in memory
+/// (touching a fault fires it, as with Core Data's KVC).
+extension ManagedObject: KeyValueCoding {}

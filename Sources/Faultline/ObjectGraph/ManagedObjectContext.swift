@@ -179,8 +179,7 @@ public final class ManagedObjectContext {
     }
 
     /// The destination objects of a to-many relationship, firing its fault the first time: one
-    /// SELECT of the destination rows, which go to the row cache; the objects stay faults until
-    /// touched, and touching them then runs no SQL.
+    /// SELECT of the destination IDs; the destinations are faults until touched.
     func fireRelationshipFault(_ relationship: RelationshipDescription, of object: ManagedObject) throws -> [ManagedObject] {
         if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
             return ids.map { self.object(with: $0) }
@@ -189,13 +188,7 @@ public final class ManagedObjectContext {
             object.storage[relationship.name] = [ManagedObjectID]()
             return []
         }
-        let rows = try store.fetchToMany(relationship, of: object.objectID)
-        var ids: [ManagedObjectID] = []
-        ids.reserveCapacity(rows.count)
-        for row in rows {
-            store.rowCache[row.objectID] = row
-            ids.append(row.objectID)
-        }
+        let ids = try store.fetchToManyIDs(relationship, of: object.objectID)
         object.storage[relationship.name] = ids
         let origin = "\(object.entity.name).\(relationship.name)"
         faultObserver?(FaultEvent(kind: .toMany, objectID: object.objectID, origin: origin))

@@ -60,44 +60,33 @@ extension SQLiteStore {
     func selectSQL(
         for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn], idsOnly: Bool = false
     ) throws -> (String, [SQLValue]) {
-        let list = idsOnly ? "SELECT \(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK" : selectList(for: entity, columns: columns)
-        var sql = list + " FROM \(entityMapping.table) t0"
-        var arguments: [SQLValue] = []
-        var conditions: [String] = []
-        if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
-            conditions.append(filter)
-        }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if !request.sortDescriptors.isEmpty {
-            var keys: [String] = []
-            for sort in request.sortDescriptors {
-                guard let column = entityMapping.attributeColumns[sort.keyPath] else {
-                    throw FetchError("keypath \(sort.keyPath) not found in entity \(entity.name)")
-                }
-                keys.append("t0.\(column)" + (sort.ascending ? "" : " DESC"))
-            }
-            sql += " ORDER BY " + keys.joined(separator: ", ")
-        }
+        var generator = try predicateSQL(for: request.entityName)
+        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
+        let list = idsOnly ? "\(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK" : columnList(for: entity, columns: columns)
+        var sql = (generator.needsDistinct ? "SELECT DISTINCT " : "SELECT ") + list + " FROM \(entityMapping.table) t0" + generator.joins
+        if let whereText { sql += " WHERE " + whereText }
+        if let orderText { sql += " ORDER BY " + orderText }
         if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
         if request.fetchOffset > 0 {
             if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
             sql += " OFFSET \(request.fetchOffset)"
         }
-        return (sql, arguments)
+        return (sql, generator.arguments)
     }
 
-    /// The `Z_ENT` condition for an entity that shares its table with others.
-    func entityFilter(entity: EntityDescription, entityMapping: EntityMapping, includesSubentities: Bool, arguments: inout [SQLValue]) -> String? {
-        guard let table = mapping.table(named: entityMapping.table), table.entityNumbers.count > 1 else { return nil }
-        let range = entityMapping.subtreeNumbers
-        if !includesSubentities || range.lowerBound == range.upperBound {
-            arguments.append(.integer(Int64(entityMapping.entityNumber)))
-            return " t0.Z_ENT = ?"
+    /// A predicate compiler for an entity.
+    func predicateSQL(for entityName: String) throws -> PredicateSQL {
+        try translatingPredicateErrors { try PredicateSQL(mapping: mapping, entityName: entityName) }
+    }
+
+    /// Runs predicate compilation, turning its errors into ``FetchError``s (same words).
+    func translatingPredicateErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PredicateSQLError {
+            throw FetchError(error.message)
         }
-        if range.count == table.entityNumbers.count { return nil }
-        arguments.append(.integer(Int64(range.lowerBound)))
-        arguments.append(.integer(Int64(range.upperBound)))
-        return "( t0.Z_ENT >= ? AND  t0.Z_ENT <= ?)"
     }
 
     /// The SELECT a fetch request runs and its bound values, without running it (for `explain`).
@@ -163,7 +152,12 @@ extension SQLiteStore {
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
     func selectList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
-        "SELECT \(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+        "SELECT " + columnList(for: entity, columns: columns)
+    }
+
+    /// `0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL, …` (`t0.Z_ENT` first for an entity with sub-entities).
+    func columnList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
+        "\(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
     }
 
     /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
@@ -193,14 +187,18 @@ extension SQLiteStore {
     /// Counts the objects of a fetch.
     func count(_ request: FetchRequest) throws -> Int {
         let start = DispatchTime.now().uptimeNanoseconds
-        let (entity, entityMapping) = try entityForFetch(request.entityName)
-        var arguments: [SQLValue] = []
-        var sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
-        if let filter = entityFilter(entity: entity, entityMapping: entityMapping, includesSubentities: request.includesSubentities, arguments: &arguments) {
-            sql = "SELECT COUNT( DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0 WHERE " + filter
+        let (_, entityMapping) = try entityForFetch(request.entityName)
+        var generator = try predicateSQL(for: request.entityName)
+        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        var sql: String
+        if whereText == nil && generator.joins.isEmpty {
+            sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
+        } else {
+            sql = "SELECT COUNT(DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0" + generator.joins
+            if let whereText { sql += " WHERE " + whereText }
         }
         let statement = try connection.cachedStatement(sql)
-        try statement.bind(arguments)
+        try statement.bind(generator.arguments)
         var count = 0
         if try statement.step() { count = Int(statement.int64(at: 0)) }
         while try statement.step() {}
