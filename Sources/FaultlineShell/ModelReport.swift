@@ -30,50 +30,7 @@ public enum ModelReport {
         out += table(overview, indent: "  ")
         for e in model.entities {
             out.append("")
-            var heading = "Entity \(e.name)"
-            if let parent = e.superentityName { heading += " : \(parent)" }
-            if e.isAbstract { heading += " (abstract)" }
-            if !e.subentityNames.isEmpty { heading += "  sub-entities: \(e.subentityNames.joined(separator: ", "))" }
-            out.append(heading)
-            let declaredAttributes = Set(e.declaredAttributes.map(\.name))
-            let declaredRelationships = Set(e.declaredRelationships.map(\.name))
-            let owners = propertyOwners(model, e)
-            if e.attributes.isEmpty {
-                out.append("  (no attributes)")
-            } else {
-                var rows: [[String]] = [["attribute", "type", "optional", "default", ""]]
-                for a in e.attributes {
-                    var notes: [String] = []
-                    if a.isTransient { notes.append("transient") }
-                    if let expression = a.derivationExpression { notes.append("derived: \(expression)") }
-                    if !declaredAttributes.contains(a.name) { notes.append("from \(owners[a.name] ?? "parent")") }
-                    rows.append([a.name, a.attributeType.xmlName, a.isOptional ? "yes" : "no", defaultText(a) ?? "—", notes.joined(separator: ", ")])
-                }
-                out += table(rows, indent: "  ")
-            }
-            if !e.relationships.isEmpty {
-                var rows: [[String]] = [["relationship", "destination", "kind", "inverse", "delete rule", ""]]
-                for r in e.relationships {
-                    var kind = r.isToMany ? "to-many" : "to-one"
-                    if r.isOrdered { kind += " ordered" }
-                    var notes: [String] = []
-                    if !r.isOptional { notes.append("required") }
-                    if r.isTransient { notes.append("transient") }
-                    if !declaredRelationships.contains(r.name) { notes.append("from \(owners[r.name] ?? "parent")") }
-                    rows.append([r.name, r.destinationEntityName, kind, r.inverseName ?? "—", r.deleteRule.xmlName, notes.joined(separator: ", ")])
-                }
-                out += table(rows, indent: "  ")
-            }
-            if !e.fetchedProperties.isEmpty {
-                for f in e.fetchedProperties {
-                    out.append("  fetched \(f.name): \(f.fetchRequest.entityName)\(f.fetchRequest.predicateFormat.map { " where \($0)" } ?? "")")
-                }
-            }
-            for c in e.uniquenessConstraints { out.append("  unique (\(c.joined(separator: ", ")))") }
-            for i in e.fetchIndexes {
-                let elements = i.elements.map { ($0.expression ?? $0.property) + ($0.isAscending ? "" : " desc") }
-                out.append("  index \(i.name) (\(elements.joined(separator: ", ")))")
-            }
+            out += entitySection(model, e)
         }
         if !model.fetchRequestTemplates.isEmpty {
             out.append("")
@@ -90,6 +47,62 @@ public enum ModelReport {
             }
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The listing of one entity (as in ``text(_:)``); an unknown name gives a line saying so.
+    public static func text(_ model: ManagedObjectModel, entity name: String) -> String {
+        guard let e = model.entity(named: name) else { return "no entity \(name)\n" }
+        return entitySection(model, e).joined(separator: "\n") + "\n"
+    }
+
+    /// The heading and tables of one entity.
+    static func entitySection(_ model: ManagedObjectModel, _ e: EntityDescription) -> [String] {
+        var out: [String] = []
+        var heading = "Entity \(e.name)"
+        if let parent = e.superentityName { heading += " : \(parent)" }
+        if e.isAbstract { heading += " (abstract)" }
+        if !e.subentityNames.isEmpty { heading += "  sub-entities: \(e.subentityNames.joined(separator: ", "))" }
+        out.append(heading)
+        let declaredAttributes = Set(e.declaredAttributes.map(\.name))
+        let declaredRelationships = Set(e.declaredRelationships.map(\.name))
+        let owners = propertyOwners(model, e)
+        if e.attributes.isEmpty {
+            out.append("  (no attributes)")
+        } else {
+            var rows: [[String]] = [["attribute", "type", "optional", "default", ""]]
+            for a in e.attributes {
+                var notes: [String] = []
+                if a.isTransient { notes.append("transient") }
+                if let expression = a.derivationExpression { notes.append("derived: \(expression)") }
+                if !declaredAttributes.contains(a.name) { notes.append("from \(owners[a.name] ?? "parent")") }
+                rows.append([a.name, a.attributeType.xmlName, a.isOptional ? "yes" : "no", defaultText(a) ?? "—", notes.joined(separator: ", ")])
+            }
+            out += table(rows, indent: "  ")
+        }
+        if !e.relationships.isEmpty {
+            var rows: [[String]] = [["relationship", "destination", "kind", "inverse", "delete rule", ""]]
+            for r in e.relationships {
+                var kind = r.isToMany ? "to-many" : "to-one"
+                if r.isOrdered { kind += " ordered" }
+                var notes: [String] = []
+                if !r.isOptional { notes.append("required") }
+                if r.isTransient { notes.append("transient") }
+                if !declaredRelationships.contains(r.name) { notes.append("from \(owners[r.name] ?? "parent")") }
+                rows.append([r.name, r.destinationEntityName, kind, r.inverseName ?? "—", r.deleteRule.xmlName, notes.joined(separator: ", ")])
+            }
+            out += table(rows, indent: "  ")
+        }
+        if !e.fetchedProperties.isEmpty {
+            for f in e.fetchedProperties {
+                out.append("  fetched \(f.name): \(f.fetchRequest.entityName)\(f.fetchRequest.predicateFormat.map { " where \($0)" } ?? "")")
+            }
+        }
+        for c in e.uniquenessConstraints { out.append("  unique (\(c.joined(separator: ", ")))") }
+        for i in e.fetchIndexes {
+            let elements = i.elements.map { ($0.expression ?? $0.property) + ($0.isAscending ? "" : " desc") }
+            out.append("  index \(i.name) (\(elements.joined(separator: ", ")))")
+        }
+        return out
     }
 
     // MARK: Hashes

@@ -49,6 +49,7 @@ extension Shell {
         case ".read": try read(file: rest)
         case ".open": try open(rest)
         case ".write": try setWritable(try onOff(rest, ".write"))
+        case ".model": try showModel(rest)
         case ".schema": try showSchema(rest)
         case ".faults": showFaults()
         case ".stats": showStatistics()
@@ -119,6 +120,19 @@ extension Shell {
         guard writable != !coordinator.store.isReadOnly else { return }
         replaceSession(try Shell.openSession(storePath: session.storePath, modelPath: session.modelPath, writable: writable))
         results.write("\(session.storePath) is now \(writable ? "open for writing" : "read-only"); handles start again at $1")
+    }
+
+    /// `.model [Entity]`.
+    func showModel(_ rest: String) throws {
+        let model = session.model
+        guard !rest.isEmpty else {
+            results.write(ModelReport.text(model).trimmingCharacters(in: .newlines))
+            return
+        }
+        guard model.entity(named: rest) != nil else {
+            throw ShellError("entity \(rest) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+        }
+        results.write(ModelReport.text(model, entity: rest).trimmingCharacters(in: .newlines))
     }
 
     /// `.schema [Entity]`.
@@ -211,6 +225,7 @@ extension Shell {
         explain fetch …           the SQL, bound values and SQLite's query plan, with hints
         .open STORE [--model M] [--write]   open another store
         .write on|off             reopen the store with or without write access
+        .model [Entity]           the model: entities, attributes, relationships
         .schema [Entity]          how the model maps onto tables, columns and indexes
         .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
         .mode MODE                table, box, line, csv, json or markdown

@@ -109,11 +109,24 @@ public final class Shell {
 
     static func openSession(storePath: String, modelPath: String?, writable: Bool) throws -> Session {
         let storeURL = URL(fileURLWithPath: storePath)
-        let modelURL = try modelPath.map { URL(fileURLWithPath: $0) } ?? Shell.findModel(besideStore: storeURL)
-        if !writable && !FileManager.default.fileExists(atPath: storeURL.path) {
+        let exists = FileManager.default.fileExists(atPath: storeURL.path)
+        if !writable && !exists {
             throw ShellError("\(storeURL.path): no such store file (to create it from the model, add --write)")
         }
-        let model = try ManagedObjectModel(contentsOf: modelURL)
+        let model: ManagedObjectModel
+        if let modelPath {
+            model = try ModelSource.load(path: modelPath)
+        } else {
+            do {
+                model = try ManagedObjectModel(contentsOf: try Shell.findModel(besideStore: storeURL))
+            } catch let missing as ShellError {
+                // No model file beside the store: use the one Core Data cached inside it.
+                guard exists, let cached = try SQLiteStore.cachedModel(at: storeURL) else {
+                    throw ShellError(missing.message + (exists ? ", and the store has no cached model (Z_MODELCACHE)" : ""))
+                }
+                model = cached
+            }
+        }
         let coordinator = try PersistentStoreCoordinator(
             model: model, storeURL: storeURL,
             options: SQLiteStore.Options(readOnly: !writable, createIfMissing: writable))

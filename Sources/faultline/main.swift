@@ -8,7 +8,7 @@ struct FaultlineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
-        subcommands: [Open.self, Schema.self],
+        subcommands: [Open.self, Model.self, Schema.self],
         defaultSubcommand: Open.self
     )
 }
@@ -86,6 +86,49 @@ struct Open: ParsableCommand {
             return candidate.path
         }
         throw ValidationError("no STORE given and the demo store \(relative) was not found; name a store, or an in-memory one with --model")
+    }
+}
+
+/// `faultline model PATH [--version NAME] [--hashes | --json | --format dot|mermaid]`.
+struct Model: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a model: an .xcdatamodeld, .xcdatamodel, compiled .momd/.mom, or the model cached in a store.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, dot, mermaid, hashes
+    }
+
+    @Argument(help: "The model, or a store whose Z_MODELCACHE holds it.")
+    var path: String
+
+    @Option(name: .long, help: "The version of an .xcdatamodeld to read (default: the current one).")
+    var version: String?
+
+    @Flag(name: .long, help: "One line per entity: its name and Core Data version hash (base64).")
+    var hashes = false
+
+    @Flag(name: .long, help: "The whole model as JSON.")
+    var json = false
+
+    @Option(name: .long, help: "text, json, dot, mermaid or hashes.")
+    var format: Format = .text
+
+    func run() throws {
+        do {
+            let model = try ModelSource.load(path: path, version: version)
+            let chosen: Format = hashes ? .hashes : (json ? .json : format)
+            let text: String
+            switch chosen {
+            case .text: text = ModelReport.text(model)
+            case .json: text = ModelReport.json(model)
+            case .dot: text = ModelReport.dot(model)
+            case .mermaid: text = ModelReport.mermaid(model)
+            case .hashes: text = ModelReport.hashes(model)
+            }
+            FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        } catch {
+            throw fail(error)
+        }
     }
 }
 

@@ -1,0 +1,29 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// Loads a model from whatever a user hands over: a model file or bundle, or a store whose
+/// `Z_MODELCACHE` holds the model Core Data saved in it.
+public enum ModelSource {
+    /// Loads the model at `path`; for a SQLite store, the model cached in it.
+    ///
+    /// - Throws: `ModelError` for model files; ``ShellError`` naming the store when it holds no
+    ///   cached model.
+    public static func load(path: String, version: String? = nil) throws -> ManagedObjectModel {
+        guard isSQLiteFile(path) else {
+            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path), version: version)
+        }
+        guard let model = try SQLiteStore.cachedModel(at: URL(fileURLWithPath: path)) else {
+            throw ShellError("\(path): this store has no cached model (Z_MODELCACHE is empty or absent, as in stores written before macOS 10.13/iOS 11); pass the model itself")
+        }
+        return model
+    }
+
+    /// Whether a file starts with SQLite's header.
+    static func isSQLiteFile(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
+    }
+}

@@ -1,0 +1,75 @@
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// The shell on real stores written by Apple's Core Data (copies of the shared corpus).
+@Suite struct CorpusShellTests {
+    /// Copies a corpus store folder into a temporary folder; the originals are never opened.
+    func copyStores(_ folder: String) throws -> URL {
+        let corpus = try Corpus.required()
+        let target = try TestSupport.temporaryDirectory("corpus-copy")
+        let source = corpus.appendingPathComponent("stores/\(folder)")
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: target.appendingPathComponent(name))
+        }
+        return target
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func aStoreWithoutAModelFileOpensWithItsCachedModelAndStaysByteIdentical() throws {
+        let folder = try copyStores("photoanalysis-14.6.0")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try TestSupport.snapshot(of: folder)
+        let store = folder.appendingPathComponent("CLSPublicEventCache.sqlite").path
+        let result = try TestSupport.faultline([store, "-c", "count PublicEvent", "-c", "fetch QueryLocation limit 1 show latitude", "-c", "$1.publicEvents.name"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("1\n"))
+        #expect(result.stdout.contains("| Matilda The Musical High Tea |\n"))
+        #expect(result.stderr.contains("CoreData: sql: SELECT 0, t0.Z_PK FROM Z_1QUERYLOCATIONS t1 JOIN ZPUBLICEVENT t0 ON t0.Z_PK = t1.Z_1PUBLICEVENTS WHERE t1.Z_4QUERYLOCATIONS = ?\n"))
+        #expect(try TestSupport.snapshot(of: folder) == before)
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func modelHashesOfAStoreArePrintedOnePerEntity() throws {
+        let folder = try copyStores("photoanalysis-14.6.0")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try TestSupport.faultline(["model", folder.appendingPathComponent("CLSPublicEventCache.sqlite").path, "--hashes"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            PublicEvent zTJIAIqKsavaXcXvMGVEKvWBfg63ai4AVTIEIbUeQdk=
+            PublicEventCategory /UTpdrvYnolmqlbGIVJgQRzjn5AQsjyrYhRcK5t49D4=
+            PublicEventPerformer RB9r+upCanVTC1YJItJHOGOFMXGzdSot3MQ74wzkTuk=
+            QueryLocation WXwizI1vtIr1w6esXugU/a6SlqVpcl6XdBEIVr3CwRo=
+
+            """)
+    }
+}
+
+@Suite struct ModelCommandTests {
+    @Test func jsonIsValidAndListsTheEntities() throws {
+        let result = try TestSupport.faultline(["model", "Samples/Inventory/Inventory.xcdatamodeld", "--json"])
+        #expect(result.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        #expect("\(object)".contains("Inventory"))
+    }
+
+    @Test func textListsAttributesAndRelationships() throws {
+        let result = try TestSupport.faultline(["model", "Samples/Inventory/Inventory.xcdatamodeld"])
+        #expect(result.stdout.contains("Entity Inventory\n"))
+        #expect(result.stdout.contains("  location      Location     to-one  inventories  Nullify\n"))
+    }
+
+    @Test func aMissingModelIsAClearError() throws {
+        let result = try TestSupport.faultline(["model", "/nonexistent.xcdatamodeld"])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("Error: /nonexistent.xcdatamodeld: "))
+    }
+
+    @Test func theXcode3FormatIsRefusedWithItsName() throws {
+        let corpus = Corpus.url.appendingPathComponent("models/xcode3-format/Data Model.xcdatamodel")
+        guard FileManager.default.fileExists(atPath: corpus.path) else { return }
+        let result = try TestSupport.faultline(["model", corpus.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("pre-Xcode 4"))
+    }
+}
