@@ -323,8 +323,12 @@ public enum TraceEvent {
     case statement(sql: String, arguments: [SQLValue])
     /// A statement finished: how long its steps took and how many rows it returned.
     case finished(sql: String, seconds: Double, rows: Int)
-    /// A message from a higher layer, already worded (`category` is `annotation`, `details`, …).
+    /// A message from a higher layer, already worded (`category` is `annotation`, `details`, …),
+    /// shown from SQL log level 1 (`details` from level 2).
     case message(category: String, text: String)
+    /// A message shown only at the SQL log levels in `levels` (Core Data prints some lines at
+    /// level 2 only and a longer form from level 3); `text` is built only when it is shown.
+    case detail(levels: ClosedRange<Int>, category: String, text: @Sendable () -> String)
 }
 
 private final class FunctionBox {

@@ -57,7 +57,7 @@ final class CommandStatistics {
         case .finished(_, let seconds, let rows):
             current.rows += rows
             current.sqlSeconds += seconds
-        case .message: break
+        case .message, .detail: break
         }
     }
 

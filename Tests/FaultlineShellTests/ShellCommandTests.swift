@@ -191,6 +191,23 @@ final class Lines: @unchecked Sendable {
         #expect(h.output.hasSuffix("| $2 | 12    | 2026-11-02T09:30:00Z | <Asset p1> | $1       |\n+----+-------+----------------------+------------+----------+\n1 row"))
     }
 
+    @Test func sqlLevelsAddBindingsRowValuesAndQueryPlans() throws {
+        let h = try ShellHarness(sqlDebug: 1)
+        try h.run(".sql 2", "fetch Location where label == 'Garage'")
+        #expect(h.log.contains("CoreData: details: SQLite bind[0] = \"Garage\""))
+        #expect(h.log.contains("on entity 'Location' with sql text 'SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.ZLABEL = ?' returned 1 rows\n"))
+        h.clear()
+        try h.run(".sql 3", "fetch Location where label == 'Garage'")
+        #expect(h.log.contains("returned 1 rows with values: (\n    \"<Location: x-coredata://"))
+        #expect(h.log.contains("/Location/p2; data: {label = \"Garage\"}>\"\n)"))
+        h.clear()
+        try h.run(".sql 4", "fetch Location where label == 'Garage'")
+        #expect(h.log.contains("CoreData: details: SQLite: EXPLAIN QUERY PLAN SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.ZLABEL = ?\nCoreData: details: 2 0 0 SCAN t0"))
+        h.clear()
+        try h.run(".sql 1", "fetch Location where label == 'Garage'")
+        #expect(!h.log.contains("details"))
+    }
+
     @Test func badSettingsSayWhatTheyTake() throws {
         let h = try ShellHarness()
         #expect(throws: ShellError(".mode needs one of table, box, line, csv, json, markdown (now table)")) { try h.run(".mode html") }

@@ -138,6 +138,7 @@ final class SQLStatements: @unchecked Sendable {
             switch event {
             case .statement(let sql, let arguments): statements.append(sql, arguments)
             case .message(let category, let text): messages.append("\(category): \(text)")
+            case .detail(let levels, let category, let text) where levels.contains(1): messages.append("\(category): \(text())")
             default: break
             }
         }

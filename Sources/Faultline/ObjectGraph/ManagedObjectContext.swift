@@ -167,7 +167,10 @@ public final class ManagedObjectContext {
             throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
         }
         fill(object, from: row)
-        store.connection.emit(.message(category: "annotation", text: "fault fulfilled from database for : \(object.objectID.uriRepresentation)"))
+        let uri = object.objectID.uriRepresentation
+        store.connection.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
+        let values = row.description
+        store.connection.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
     }
 

@@ -3,10 +3,23 @@ import FaultlineSQL
 import Foundation
 
 /// One fetched row, decoded: its ID, version and values by property name.
-struct StoreRow {
+struct StoreRow: CustomStringConvertible {
     var objectID: ManagedObjectID
     var version: Int64
     var values: [String: Any]
+
+    /// `<Entity: x-coredata://…/Entity/p1; data: {count = 12; label = "Garage"}>`, for the log.
+    var description: String {
+        let data = values.keys.sorted().map { key -> String in
+            switch values[key] {
+            case let s as String: return "\(key) = \"\(s)\""
+            case let id as ManagedObjectID: return "\(key) = \(id.uriRepresentation)"
+            case let v?: return "\(key) = \(v)"
+            case nil: return "\(key) = nil"
+            }
+        }
+        return "<\(objectID.entityName): \(objectID.uriRepresentation); data: {\(data.joined(separator: "; "))}>"
+    }
 }
 
 /// A column of a SELECT and the property it fills.
@@ -134,6 +147,16 @@ extension SQLiteStore {
         return ids
     }
 
+    /// Core Data's level-2 line after a fetch, and from level 3 the same with the rows' values.
+    func logFetchDetails(entity: String, sql: String, rows: [StoreRow]) {
+        let head = "fetch using NSSQLiteStatement <0x\(String(UInt(bitPattern: sql.hashValue) & 0xffff_ffff, radix: 16))> on entity '\(entity)' with sql text '\(sql)' returned \(rows.count) rows"
+        connection.emit(.detail(levels: 2...2, category: "annotation") { head })
+        let descriptions = rows.map(\.description)
+        connection.emit(.detail(levels: 3...4, category: "annotation") {
+            head + " with values: (\n" + descriptions.map { "    \"\($0)\"" }.joined(separator: ",\n") + "\n)"
+        })
+    }
+
     /// Logs Core Data's two annotations after a fetch.
     func logFetchTimes(sqlSeconds: Double, since start: UInt64, rows: Int) {
         guard connection.isTraced else { return }
@@ -147,7 +170,9 @@ extension SQLiteStore {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
-        return try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
+        let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
+        if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
+        return rows
     }
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
