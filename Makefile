@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps sample clean
+.PHONY: demo test build deps samples clean
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -25,9 +25,12 @@ deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# Rebuilds Samples/Inventory/Inventory.sqlite from its model and seed rows.
-sample: build
-	Samples/Inventory/build-store.sh
+# Rebuilds every sample store from its model and seed rows, and its tour transcript.
+samples: build
+	@for s in Inventory Recipes Triage Books; do \
+	  Samples/build-store.sh $$s && \
+	  .build/debug/faultline Samples/$$s/$$s.sqlite < Samples/$$s/tour.fl > Samples/$$s/tour.transcript 2>&1 || exit 1; \
+	done
 
 clean:
 	rm -rf .build

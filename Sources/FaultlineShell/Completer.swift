@@ -7,7 +7,7 @@ import Foundation
 /// through relationships (`type.na` → `type.name`), predicate keywords and handles.
 enum Completer {
     static let commands = ["fetch", "count", "show", "explain", "refresh"]
-    static let dotCommands = [".open", ".write", ".model", ".schema", ".sql", ".mode", ".headers", ".timer", ".rows", ".faults",
+    static let dotCommands = [".open", ".write", ".model", ".schema", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
                               ".stats", ".storm", ".read", ".output", ".log", ".raw", ".help", ".quit"]
     static let clauses = ["where", "sort by", "limit", "offset", "batch", "prefetch", "show"]
     static let predicateWords = ["AND", "OR", "NOT", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "IN", "BETWEEN",
@@ -36,7 +36,7 @@ enum Completer {
             candidates = model.entities.map(\.name)
         } else if words.first?.lowercased() == ".mode" {
             candidates = OutputMode.allCases.map(\.rawValue)
-        } else if let first = words.first?.lowercased(), [".headers", ".timer", ".write"].contains(first) {
+        } else if let first = words.first?.lowercased(), [".headers", ".timer", ".echo", ".write"].contains(first) {
             candidates = ["on", "off"]
         } else if words.first?.lowercased() == ".help" {
             candidates = commands + dotCommands

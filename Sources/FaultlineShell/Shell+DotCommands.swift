@@ -26,6 +26,7 @@ extension Shell {
             renderer.mode = mode
         case ".headers": renderer.headers = try onOff(rest, ".headers")
         case ".timer": timer = try onOff(rest, ".timer")
+        case ".echo": echo = try onOff(rest, ".echo")
         case ".rows":
             if rest.lowercased() == "all" {
                 rowCap = nil
@@ -231,6 +232,7 @@ extension Shell {
         .mode MODE                table, box, line, csv, json or markdown
         .headers on|off           column headers in csv mode
         .timer on|off             time each command
+        .echo on|off              write each command (and -- comment) before its results
         .rows N|all               show at most N rows of a result
         .faults                   registered objects and their fault state
         .stats                    statements, rows, faults and time: last command and session

@@ -155,7 +155,7 @@ extension Shell {
             }
         }
         results.write("\(cell(object).display) \(object.objectID.uriRepresentation)\(wasFault ? " (was a fault; fired now)" : "")")
-        printTable(ResultTable(headers: ["property", "type", "value"], rows: rows), noun: "property")
+        printTable(ResultTable(headers: ["property", "type", "value"], rows: rows), noun: "property", plural: "properties")
     }
 
     /// `explain fetch …`: the SQL, its bound values and SQLite's query plan, with a hint when

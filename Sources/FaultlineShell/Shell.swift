@@ -63,6 +63,8 @@ public final class Shell {
     var renderer = Renderer()
     /// Whether `.timer on` is set.
     var timer = false
+    /// Whether `.echo on` is set: each command is written to the results before it runs.
+    var echo = false
     /// The most rows a result shows before saying how many it left out (nil: all).
     var rowCap: Int?
     /// Where results and the log go now (`.output`, `.log`).
@@ -173,6 +175,9 @@ public final class Shell {
     /// - Throws: an error describing what failed; the shell stays usable.
     public func run(line rawLine: String) throws {
         let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+        if echo && !line.isEmpty {
+            results.write(line.hasPrefix("--") ? line : "faultline> " + line.replacingOccurrences(of: "\n", with: "\n      ...> "))
+        }
         if line.isEmpty || line.hasPrefix("--") { return }
         statistics.begin()
         defer {
@@ -210,6 +215,13 @@ public final class Shell {
         }
     }
 
+    /// Colours results (dim nil, cyan handles, bold headers) and the log's timings; the
+    /// executable turns these on for terminals unless `NO_COLOR` is set.
+    public func setColor(results: Bool, log: Bool) {
+        renderer.color = results
+        self.log.colored = log
+    }
+
     /// Marks the session as finished (`.quit`).
     func quit() { didQuit = true }
 
@@ -221,6 +233,8 @@ public final class Shell {
     /// Whether text typed so far leaves a quote, parenthesis or brace open, so the shell
     /// should read another line before running it.
     public static func needsContinuation(_ text: String) -> Bool {
+        // A `--` comment is complete on its line, whatever quotes it holds.
+        if text.trimmingCharacters(in: .whitespaces).hasPrefix("--") { return false }
         var depth = 0
         var quote: Character?
         var escaped = false
@@ -240,7 +254,7 @@ public final class Shell {
     }
 
     /// Prints a result table, capped at ``rowCap`` rows with a line saying what was left out.
-    func printTable(_ table: ResultTable, noun: String = "row") {
+    func printTable(_ table: ResultTable, noun: String = "row", plural: String? = nil) {
         var shown = table
         var hidden = 0
         if let cap = rowCap, table.rows.count > cap {
@@ -250,7 +264,7 @@ public final class Shell {
         results.write(renderer.render(shown))
         if renderer.mode == .table || renderer.mode == .box || renderer.mode == .markdown || renderer.mode == .line {
             let n = table.rows.count
-            var summary = "\(n) \(n == 1 ? noun : noun + "s")"
+            var summary = "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
             if hidden > 0 { summary += " (\(hidden) not shown; .rows all to see them)" }
             results.write(summary)
         }

@@ -66,6 +66,8 @@ struct Open: ParsableCommand {
         } catch {
             throw fail(error)
         }
+        let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        shell.setColor(results: isatty(STDOUT_FILENO) != 0 && !noColor, log: isatty(STDERR_FILENO) != 0 && !noColor)
         let status = command.isEmpty
             ? ShellRunner.runStandardInput(shell: shell, keepGoing: keepGoing)
             : ShellRunner.run(commands: command, shell: shell, keepGoing: keepGoing)

@@ -76,7 +76,7 @@ extension SQLiteStore {
         var generator = try predicateSQL(for: request.entityName)
         let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
         let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
-        let list = idsOnly ? "\(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK" : columnList(for: entity, columns: columns)
+        let list = idsOnly ? "\(entityColumn(for: entity)), t0.Z_PK" : columnList(for: entity, columns: columns)
         var sql = (generator.needsDistinct ? "SELECT DISTINCT " : "SELECT ") + list + " FROM \(entityMapping.table) t0" + generator.joins
         if let whereText { sql += " WHERE " + whereText }
         if let orderText { sql += " ORDER BY " + orderText }
@@ -180,9 +180,15 @@ extension SQLiteStore {
         "SELECT " + columnList(for: entity, columns: columns)
     }
 
+    /// The first column Core Data selects: `t0.Z_ENT` when the entity shares its table with
+    /// others (a parent or a sub-entity, leaf or not), else the constant `0`.
+    func entityColumn(for entity: EntityDescription) -> String {
+        entity.hasSubentities || entity.superentityName != nil ? "t0.Z_ENT" : "0"
+    }
+
     /// `0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL, …` (`t0.Z_ENT` first for an entity with sub-entities).
     func columnList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
-        "\(entity.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+        "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
     }
 
     /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core

@@ -15,7 +15,7 @@ extension SQLiteStore {
         let start = DispatchTime.now().uptimeNanoseconds
         let (sourceEntity, sourceMapping) = try entityForFetch(source.entityName)
         let (destination, destinationMapping) = try entityForFetch(relationship.destinationEntityName)
-        var sql = "SELECT \(destination.hasSubentities ? "t0.Z_ENT" : "0"), t0.Z_PK FROM "
+        var sql = "SELECT \(entityColumn(for: destination)), t0.Z_PK FROM "
         if let inverse = model.inverse(of: relationship), inverse.isToOne,
             let foreignKey = destinationMapping.toOneColumns[inverse.name]
         {
