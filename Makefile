@@ -1,7 +1,7 @@
 # Faultline: `make demo` opens the Inventory sample in the shell; `make test` runs every test.
 # Both first install the system libraries when they are missing (Debian/Ubuntu, apt-get).
 
-APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3
+APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test build deps samples clean

@@ -76,17 +76,26 @@ public enum ShellRunner {
         installInterruptHandler(shell: shell)
         var pending = ""
         while !shell.didQuit {
-            guard let cLine = readline(pending.isEmpty ? "faultline> " : "      ...> ") else {
+            let read = readline(pending.isEmpty ? "faultline> " : "      ...> ")
+            faultline_unblock_sigint()
+            guard let cLine = read else {
                 FileHandle.standardOutput.write(Data("\n".utf8))
+                if Interactive.interrupted != 0 {
+                    // Ctrl-C at the prompt: drop the line, stay in the shell.
+                    Interactive.interrupted = 0
+                    pending = ""
+                    continue
+                }
                 break
             }
             let line = String(cString: cLine)
             free(cLine)
             if Interactive.interrupted != 0 {
-                // Ctrl-C at the prompt drops what was typed so far.
+                // Ctrl-C at the prompt: libedit holds SIGINT while it reads, so it arrives
+                // once the line is entered; it drops the unfinished lines of a multi-line
+                // command, and never ends the shell.
                 Interactive.interrupted = 0
                 pending = ""
-                continue
             }
             pending += pending.isEmpty ? line : "\n" + line
             if Shell.needsContinuation(pending) { continue }
@@ -97,7 +106,9 @@ public enum ShellRunner {
                 write_history(history)
             }
             Interactive.interrupted = 0
+            Interactive.running = 1
             _ = execute(command, shell: shell, location: nil)
+            Interactive.running = 0
             if Interactive.interrupted != 0 {
                 FileHandle.standardError.write(Data("Interrupted.\n".utf8))
                 Interactive.interrupted = 0
@@ -115,6 +126,8 @@ public enum ShellRunner {
         nonisolated(unsafe) static var shell: Shell?
         nonisolated(unsafe) static var matches: [String] = []
         nonisolated(unsafe) static var interrupted: sig_atomic_t = 0
+        /// 1 while a command runs: only then does Ctrl-C interrupt SQLite.
+        nonisolated(unsafe) static var running: sig_atomic_t = 0
         nonisolated(unsafe) static var database: OpaquePointer?
         nonisolated(unsafe) static var wordBreaks: UnsafeMutablePointer<CChar>? = strdup(" \t\n\"'(),=<>!{}")
     }
@@ -128,6 +141,9 @@ public enum ShellRunner {
             Interactive.matches = Completer.completions(line: line, model: shell.coordinator.model, handles: shell.session.handles)
                 .map { shell.completionInsert(for: $0, line: line) }
             faultline_rl_completion_over()
+            // A key path or handle may go on with `.`: no space after it.
+            let word = Completer.lastWord(of: line)
+            faultline_rl_set_append_character(word.contains(".") || word.hasPrefix("$") ? 0 : 32)
             guard !Interactive.matches.isEmpty else { return nil }
             return rl_completion_matches(text) { _, state in
                 let index = Int(state)
@@ -139,9 +155,10 @@ public enum ShellRunner {
 
     static func installInterruptHandler(shell: Shell) {
         Interactive.database = shell.coordinator.store.connection.handle
-        signal(SIGINT) { _ in
+        faultline_rl_leave_signals_alone()
+        _ = faultline_install_sigint { _ in
             ShellRunner.Interactive.interrupted = 1
-            if let db = ShellRunner.Interactive.database { faultline_interrupt(db) }
+            if ShellRunner.Interactive.running != 0, let db = ShellRunner.Interactive.database { faultline_interrupt(db) }
         }
     }
 }

@@ -1,0 +1,127 @@
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// The shell at a real terminal, typed as a person would: tmux runs `faultline`, `send-keys`
+/// types, `capture-pane` reads the screen. Each step waits for the text it expects (polling,
+/// with a deadline) rather than for a fixed time.
+final class TmuxSession {
+    let name = "faultline-test-\(UUID().uuidString.prefix(8))"
+    let home: URL
+
+    init(arguments: [String], home: URL) throws {
+        self.home = home
+        let command = (["env", "HOME=\(home.path)", "NO_COLOR=1", TestSupport.faultlineBinary.path] + arguments)
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        // The tmux server this starts keeps whatever it inherits open, so it must not inherit
+        // pipes that a reader waits to see closed.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+    }
+
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> String {
+        try TestSupport.run(URL(fileURLWithPath: "/usr/bin/env"), ["tmux"] + arguments).stdout
+    }
+
+    /// Types keys (tmux key names such as `Enter`, `Tab`, `C-c`, `Up`; other words literally).
+    func send(_ keys: String...) throws { try tmux(["send-keys", "-t", name] + keys) }
+
+    func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", name]) }
+
+    /// Waits until the screen contains `text`; fails with the screen when the deadline passes.
+    func waitFor(_ text: String, seconds: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try screen().contains(text) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("the screen never showed \(text.debugDescription); it shows:\n\(try screen())")
+        throw CancellationError()
+    }
+
+    func close() { _ = try? tmux(["kill-session", "-t", name]) }
+}
+
+@Suite(.serialized, .enabled(if: TestSupport.hasCommand("tmux") || TestSupport.isCI, "skipped: the terminal tests need tmux (apt-get install tmux)"))
+struct TerminalTests {
+    func start(_ home: URL) throws -> TmuxSession {
+        let session = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home)
+        do {
+            // capture-pane drops trailing spaces, so the prompt shows as `faultline>`.
+            try session.waitFor("faultline>")
+        } catch {
+            session.close()
+            throw error
+        }
+        return session
+    }
+
+    @Test func tabCompletesEntitiesAndKeyPathsThroughRelationships() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("fetch RecipeT", "Tab")
+        try t.waitFor("faultline> fetch RecipeType")
+        try t.send("limit 1", "Enter")
+        try t.waitFor("1 row")
+        try t.send("$1.reci", "Tab")
+        try t.waitFor("faultline> $1.recipes")
+        try t.send(".na", "Tab")
+        try t.waitFor("faultline> $1.recipes.name")
+        try t.send("Enter")
+        try t.waitFor("| recipes.name")
+    }
+
+    @Test func anOpenParenthesisContinuesOnTheNextLine() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("fetch Recipe where (name BEGINSWITH \"Gu\"", "Enter")
+        try t.waitFor("      ...>")
+        try t.send(") show name", "Enter")
+        try t.waitFor("| Guacamole |")
+    }
+
+    @Test func ctrlCStopsARunningQueryAndNeverTheShell() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("fetch Recipe where name ==")
+        try t.waitFor("faultline> fetch Recipe where name ==")
+        try t.send("C-c", "C-u", "count Recipe", "Enter")
+        try t.waitFor("\n16\n")
+        try t.send(".raw WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", "Enter")
+        Thread.sleep(forTimeInterval: 0.3)
+        try t.send("C-c")
+        try t.waitFor("Interrupted.")
+        try t.send("count RecipeType", "Enter")
+        try t.waitFor("\n12\n")
+    }
+
+    @Test func historyIsKeptAcrossRestarts() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let first = try start(home)
+        try first.send("count Ingredient", "Enter")
+        try first.waitFor("\n50\n")
+        try first.send(".quit", "Enter")
+        Thread.sleep(forTimeInterval: 0.2)
+        first.close()
+        let history = try String(contentsOf: home.appendingPathComponent(".faultline_history"), encoding: .utf8)
+        #expect(history.contains("count\\040Ingredient") || history.contains("count Ingredient"))
+        let second = try start(home)
+        defer { second.close() }
+        try second.send("Up", "Up")
+        try second.waitFor("faultline> count Ingredient")
+    }
+}
