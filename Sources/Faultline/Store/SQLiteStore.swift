@@ -348,7 +348,8 @@ public enum StoreMetadata {
     /// The `NSPersistenceFrameworkVersion` Faultline writes.
     public static let frameworkVersion = 1345
 
-    /// The plist written into a new store.
+    /// The plist written into a new store: the keys Core Data writes (`NSStoreUUID` is not
+    /// among them; it lives in `Z_METADATA.Z_UUID`).
     public static func initialMetadata(for model: ManagedObjectModel) -> [String: Any] {
         [
             "NSStoreType": "SQLite",
@@ -356,6 +357,9 @@ public enum StoreMetadata {
             "NSStoreModelVersionHashesVersion": 3,
             "NSStoreModelVersionIdentifiers": model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers,
             "_NSAutoVacuumLevel": "2",
+            "NSStoreModelVersionHashes": model.entityVersionHashesByName,
+            "NSStoreModelVersionHashesDigest": model.versionHashesDigest.base64EncodedString(),
+            "NSStoreModelVersionChecksumKey": model.versionChecksum,
         ]
     }
 }
