@@ -41,36 +41,181 @@ public final class SQLiteStore {
 
     /// Opens the store at `url` with `model`.
     ///
+    /// An existing store is checked against the model first: when the version hashes in its
+    /// metadata (`NSStoreModelVersionHashes`) differ from the model's, opening fails with
+    /// ``StoreError/Code/incompatibleModel`` (Core Data's 134100) naming each entity that was
+    /// added, removed or changed. A store without hashes opens with a warning. The mapping is
+    /// then read from the store itself (see ``SchemaMapping/init(model:reconciledWith:)``).
+    ///
     /// - Throws: ``StoreError`` when the file is missing (and may not be created), is not a
-    ///   Core Data store, or cannot be read.
-    public init(url: URL, model: ManagedObjectModel, options: Options = Options()) throws {
+    ///   Core Data store, cannot be read, or does not match the model.
+    public convenience init(url: URL, model: ManagedObjectModel, options: Options = Options()) throws {
+        try self.init(url: url, resolving: .given(model), options: options)
+    }
+
+    /// Opens an existing store without a model: the model is the one the store caches in
+    /// `Z_MODELCACHE`, or, for stores without one, a model inferred from `Z_PRIMARYKEY` and
+    /// the tables, whose property names and types are guesses (see ``warnings``).
+    ///
+    /// ```swift
+    /// let store = try SQLiteStore(url: URL(fileURLWithPath: "Photos.sqlite"))
+    /// store.modelSource   // .modelCache
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` when the file is missing, is not a Core Data store, or its
+    ///   model cache cannot be decoded.
+    public convenience init(url: URL, options: Options = Options()) throws {
+        try self.init(url: url, resolving: .fromStore, options: options)
+    }
+
+    /// Where the model of an opened store came from.
+    public enum ModelSource: Sendable, Equatable {
+        /// The caller gave it.
+        case given
+        /// The store's `Z_MODELCACHE`.
+        case modelCache
+        /// Inferred from the store's tables: names and types are guesses.
+        case inferred
+    }
+
+    enum ModelResolution {
+        case given(ManagedObjectModel)
+        case fromStore
+    }
+
+    init(url: URL, resolving resolution: ModelResolution, options: Options) throws {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists && !(options.createIfMissing && !options.readOnly) {
             throw StoreError(.fileNotFound, "no such store file", path: path)
         }
+        if !exists, case .fromStore = resolution {
+            throw StoreError(.noModel, "cannot create a store without a model", path: path)
+        }
         self.url = url
-        self.model = model
-        self.mapping = SchemaMapping(model: model)
+        let connection: Connection
         do {
             if options.readOnly {
                 let plan = try SQLiteStore.readOnlyPlan(path: path)
                 self.snapshotFolder = plan.snapshot
-                self.connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
+                connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
             } else {
-                self.connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate)
+                connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate)
             }
         } catch let error as SQLiteError {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
-        self.identifier = ""
-        self.metadata = [:]
+        self.connection = connection
         try CoreDataFunctions.register(on: connection)
+        var warnings: [String] = []
         if exists {
-            try readMetadata()
+            let (identifier, metadata, hashes) = try SQLiteStore.readMetadata(connection, path: path)
+            self.identifier = identifier
+            self.metadata = metadata
+            let model: ManagedObjectModel
+            switch resolution {
+            case .given(let given):
+                model = given
+                self.modelSource = .given
+                if let hashes {
+                    try SQLiteStore.checkCompatibility(model: given, storeHashes: hashes, path: path)
+                } else {
+                    warnings.append("\(path): the store's metadata has no NSStoreModelVersionHashes, so the model could not be checked against it")
+                }
+            case .fromStore:
+                if let cached = try SQLiteStore.cachedModel(connection: connection, path: path) {
+                    model = cached
+                    self.modelSource = .modelCache
+                    if let hashes, !cached.isCompatible(withStoreVersionHashes: hashes) {
+                        warnings.append("\(path): the model in Z_MODELCACHE does not match the store's version hashes (entities \(cached.entitiesDiffering(fromStoreVersionHashes: hashes).joined(separator: ", ")))")
+                    }
+                } else {
+                    let inferred = try StoreModelInference.infer(connection: connection, path: path)
+                    model = inferred.model
+                    self.modelSource = .inferred
+                    warnings.append("\(path): the store has no model cache; the model was inferred from its tables, so entity relationships, property names and types are guesses")
+                    warnings += inferred.notes
+                }
+            }
+            self.model = model
+            self.mapping = try SchemaMapping(model: model, reconciledWith: connection)
+            warnings += mapping.reconciliationNotes.map { "\(path): \($0)" }
+            self.warnings = warnings
         } else {
+            guard case .given(let model) = resolution else {
+                throw StoreError(.noModel, "cannot create a store without a model", path: path)
+            }
+            self.model = model
+            self.modelSource = .given
+            self.mapping = SchemaMapping(model: model)
+            self.identifier = ""
+            self.metadata = [:]
+            self.warnings = []
             try createSchema()
         }
+    }
+
+    /// Problems found while opening that did not stop it: a store without version hashes, a
+    /// model inferred from the tables (names and types guessed), schema differences between
+    /// the store and the model's computed mapping.
+    public private(set) var warnings: [String]
+
+    /// Where ``model`` came from.
+    public let modelSource: ModelSource
+
+    /// The model a store caches in `Z_MODELCACHE`, or nil when it has none (stores written
+    /// before about 2019 do not). Opens the file read-only and changes no byte of it.
+    ///
+    /// - Throws: ``StoreError`` when the file cannot be opened, or the cache does not decode.
+    public static func cachedModel(at url: URL) throws -> ManagedObjectModel? {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.fileNotFound, "no such store file", path: path)
+        }
+        let plan = try readOnlyPlan(path: path)
+        defer { if let folder = plan.snapshot { try? FileManager.default.removeItem(at: folder) } }
+        let connection: Connection
+        do {
+            connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
+        } catch let error as SQLiteError {
+            throw StoreError(.cannotOpen, error.message, path: path)
+        }
+        return try cachedModel(connection: connection, path: path)
+    }
+
+    static func cachedModel(connection: Connection, path: String) throws -> ManagedObjectModel? {
+        let blob: Data
+        do {
+            guard try connection.tableExists("Z_MODELCACHE"),
+                case .blob(let data)? = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE"), !data.isEmpty
+            else { return nil }
+            blob = data
+        } catch let error as SQLiteError {
+            throw StoreError(.notAStore, "cannot read Z_MODELCACHE: \(error.message)", path: path)
+        }
+        do {
+            return try ManagedObjectModel(storeModelCacheBlob: blob, source: "\(path) (Z_MODELCACHE)")
+        } catch let error as ModelError {
+            throw StoreError(.noModel, "the model in Z_MODELCACHE cannot be read: \(error.message)", path: path)
+        }
+    }
+
+    /// Core Data's check that a model can open a store: identical version hashes for the
+    /// same set of entities; otherwise error 134100 naming each entity and how it differs.
+    static func checkCompatibility(model: ManagedObjectModel, storeHashes: [String: Data], path: String) throws {
+        let differing = model.entitiesDiffering(fromStoreVersionHashes: storeHashes)
+        guard !differing.isEmpty else { return }
+        let details = differing.map { name -> String in
+            switch (model.entityVersionHashesByName[name], storeHashes[name]) {
+            case (_?, nil): "entity \(name) was added (it is in the model, not in the store)"
+            case (nil, _?): "entity \(name) was removed (it is in the store, not in the model)"
+            default: "entity \(name) was changed (its version hash differs)"
+            }
+        }
+        throw StoreError(
+            .incompatibleModel,
+            "The model used to open the store is incompatible with the one used to create the store: " + details.joined(separator: "; "),
+            path: path)
     }
 
     /// A private copy of a store and its `-wal`, opened instead of the original (see
@@ -130,6 +275,8 @@ public final class SQLiteStore {
         self.connection = try Connection(path: ":memory:", mode: .inMemory)
         self.identifier = ""
         self.metadata = [:]
+        self.warnings = []
+        self.modelSource = .given
         try CoreDataFunctions.register(on: connection)
         try createSchema()
     }
@@ -140,7 +287,8 @@ public final class SQLiteStore {
     /// Whether the store refuses writes.
     public var isReadOnly: Bool { connection.isReadOnly }
 
-    private func readMetadata() throws {
+    /// `Z_UUID`, the `Z_PLIST` dictionary, and its `NSStoreModelVersionHashes` (nil when absent).
+    static func readMetadata(_ connection: Connection, path: String) throws -> (String, [String: Any], [String: Data]?) {
         let rows: [Row]
         do {
             guard try connection.tableExists("Z_METADATA") else {
@@ -153,11 +301,21 @@ public final class SQLiteStore {
         guard let row = rows.first else {
             throw StoreError(.notAStore, "not a Core Data store: Z_METADATA is empty", path: path)
         }
-        identifier = row[1].string ?? ""
+        let identifier = row[1].string ?? ""
+        var metadata: [String: Any] = [:]
+        var hashes: [String: Data]?
         if let data = row[2].data, !data.isEmpty {
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
             metadata = plist as? [String: Any] ?? [:]
+            if let parsed = try? BinaryPropertyList.parse(data).dictionaryValue,
+                let dict = parsed["NSStoreModelVersionHashes"]?.dictionaryValue
+            {
+                var out: [String: Data] = [:]
+                for (name, value) in dict { if let d = value.dataValue { out[name] = d } }
+                hashes = out
+            }
         }
+        return (identifier, metadata, hashes)
     }
 
     private func createSchema() throws {
@@ -190,7 +348,8 @@ public enum StoreMetadata {
     /// The `NSPersistenceFrameworkVersion` Faultline writes.
     public static let frameworkVersion = 1345
 
-    /// The plist written into a new store.
+    /// The plist written into a new store: the keys Core Data writes (`NSStoreUUID` is not
+    /// among them; it lives in `Z_METADATA.Z_UUID`).
     public static func initialMetadata(for model: ManagedObjectModel) -> [String: Any] {
         [
             "NSStoreType": "SQLite",
@@ -198,6 +357,9 @@ public enum StoreMetadata {
             "NSStoreModelVersionHashesVersion": 3,
             "NSStoreModelVersionIdentifiers": model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers,
             "_NSAutoVacuumLevel": "2",
+            "NSStoreModelVersionHashes": model.entityVersionHashesByName,
+            "NSStoreModelVersionHashesDigest": model.versionHashesDigest.base64EncodedString(),
+            "NSStoreModelVersionChecksumKey": model.versionChecksum,
         ]
     }
 }

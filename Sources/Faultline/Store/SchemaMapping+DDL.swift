@@ -28,19 +28,30 @@ extension SchemaMapping {
             for entityName in table.entityNumbers.compactMap({ entityNames[$0] }) {
                 guard let entity = model.entity(named: entityName), let mapping = self.entity(entityName) else { continue }
                 for index in entity.fetchIndexes {
+                    // A one-element index on a to-one relationship repeats the foreign key's own index.
+                    if index.elements.count == 1, let only = index.elements.first, only.expression == nil,
+                        mapping.toOneColumns[only.property] != nil
+                    {
+                        continue
+                    }
                     let parts = index.elements.compactMap { element -> String? in
-                        guard let column = mapping.attributeColumns[element.property] ?? mapping.toOneColumns[element.property]?.foreignKey else { return nil }
+                        guard let column = indexColumn(element, in: mapping) else { return nil }
                         return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
                     }
                     if !parts.isEmpty {
                         indexes.append("CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))")
                     }
                 }
-                for (i, properties) in entity.compoundIndexes.enumerated() {
-                    let parts = properties.compactMap { mapping.attributeColumns[$0] ?? mapping.toOneColumns[$0]?.foreignKey }.map { "\($0) COLLATE BINARY ASC" }
-                    if !parts.isEmpty {
-                        let suffix = entity.compoundIndexes.count > 1 ? String(i + 1) : ""
-                        indexes.append("CREATE INDEX Z_\(entityName)_compoundIndex\(suffix) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                // Legacy compound indexes: a model that has fetch indexes already carries them
+                // as `compoundIndex`, `compoundIndex1`, … fetch indexes.
+                if entity.fetchIndexes.isEmpty {
+                    for (i, properties) in entity.compoundIndexes.enumerated() {
+                        let parts = properties.compactMap { name -> String? in
+                            name == "entity" ? "Z_ENT" : mapping.attributeColumns[name] ?? mapping.toOneColumns[name]?.foreignKey
+                        }.map { "\($0) COLLATE BINARY ASC" }
+                        if !parts.isEmpty {
+                            indexes.append("CREATE INDEX Z_\(entityName)_compoundIndex\(i == 0 ? "" : String(i)) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                        }
                     }
                 }
                 for properties in entity.uniquenessConstraints {
@@ -64,5 +75,16 @@ extension SchemaMapping {
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements
+    }
+
+    /// The column of a fetch index element: a property's column, `Z_ENT` for the `entity`
+    /// key-path expression Core Data uses in compound indexes.
+    func indexColumn(_ element: FetchIndexDescription.Element, in mapping: EntityMapping) -> String? {
+        if let expression = element.expression {
+            let keyPath = expression.trimmingCharacters(in: .whitespaces)
+            if keyPath == "entity" { return "Z_ENT" }
+            return mapping.attributeColumns[keyPath] ?? mapping.toOneColumns[keyPath]?.foreignKey
+        }
+        return mapping.attributeColumns[element.property] ?? mapping.toOneColumns[element.property]?.foreignKey
     }
 }

@@ -1,0 +1,117 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// The DDL Faultline generates for a model, compared with the DDL Apple's Core Data wrote for
+/// the same model, object by object.
+@Suite(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+struct CorpusDDLTests {
+    struct Comparison {
+        var matching: [String] = []
+        var differing: [(name: String, ours: String, apples: String)] = []
+        var onlyOurs: [String] = []
+        var onlyApples: [String] = []
+    }
+
+    static func compare(model: ManagedObjectModel, store: URL) throws -> Comparison {
+        let ours = SchemaMapping(model: model).createStatements()
+        var oursByName: [String: String] = [:]
+        for sql in ours { oursByName[Self.objectName(sql)] = sql }
+        var result = Comparison()
+        var seen: Set<String> = []
+        for object in try CorpusStoreCopies.schemaSQL(of: store) {
+            seen.insert(object.name)
+            guard let mine = oursByName[object.name] else {
+                result.onlyApples.append(object.sql)
+                continue
+            }
+            if mine == object.sql { result.matching.append(object.name) } else { result.differing.append((object.name, mine, object.sql)) }
+        }
+        result.onlyOurs = ours.filter { !seen.contains(Self.objectName($0)) }
+        return result
+    }
+
+    /// `CREATE [UNIQUE] TABLE|INDEX <name> …` → name.
+    static func objectName(_ sql: String) -> String {
+        let words = sql.split(separator: " ")
+        let skip = words.count > 1 && words[1] == "UNIQUE" ? 3 : 2
+        return words.count > skip ? String(words[skip]) : sql
+    }
+
+    static func report(_ c: Comparison, label: String) -> String {
+        var lines = ["\(label): \(c.matching.count) equal, \(c.differing.count) differ, \(c.onlyOurs.count) only ours, \(c.onlyApples.count) only Apple's"]
+        for d in c.differing { lines += ["  differs \(d.name)", "    ours:   \(d.ours)", "    Apple's: \(d.apples)"] }
+        for s in c.onlyOurs { lines.append("  only ours: \(s)") }
+        for s in c.onlyApples { lines.append("  only Apple's: \(s)") }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test func tavantXMLModelCreatesApplesDDLExactly() throws {
+        let corpus = try Corpus.required()
+        let model = try ManagedObjectModel(contentsOf: corpus.appendingPathComponent("stores/tavant-ios7/Model.xcdatamodeld"))
+        let store = corpus.appendingPathComponent("stores/tavant-ios7/Model.sqlite")
+        let apples = try CorpusStoreCopies.schemaSQL(of: store).map(\.sql)
+        // Framework 479 had no Z_MODELCACHE table; everything else is the same text, same order.
+        let ours = SchemaMapping(model: model).createStatements().filter { $0 != "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)" }
+        #expect(ours == apples)
+    }
+
+    @Test(arguments: ["photoanalysis-14.6.0/CLSBusinessCategoryCache.POI.sqlite", "photoanalysis-14.6.0/CLSContactCache.sqlite",
+                      "photoanalysis-14.6.0/CLSLocationCache.sqlite", "photoanalysis-14.6.0/CLSPublicEventCache.sqlite",
+                      "photos-10.15.1/Photos.sqlite", "photos-16.0.0-beta/Photos.sqlite"])
+    func cachedModelsCreateApplesDDL(_ relativePath: String) throws {
+        let corpus = try Corpus.required()
+        let copy = try CorpusStoreCopies.copy(relativePath, corpus: corpus)
+        defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
+        guard let model = try SQLiteStore.cachedModel(at: copy) else {
+            Issue.record("\(relativePath): no cached model")
+            return
+        }
+        let c = try Self.compare(model: model, store: copy)
+        print(Self.report(c, label: relativePath))
+        // What Apple's store has that Faultline does not create: persistent history tables
+        // (ancillary, A-prefixed), triggers (derived attributes, R-tree, Photos' own counters),
+        // R-tree tables, and Photos' hand-made RADAR_ indexes and leftovers of older model
+        // versions kept by migration.
+        let unexplainedApple = c.onlyApples.filter { sql in
+            !(sql.hasPrefix("CREATE TRIGGER") || sql.contains(" ON A") || sql.hasPrefix("CREATE TABLE A")
+                || sql.contains("Z_RT_") || sql.contains("RADAR_") || Self.isLegacyAttributeIndex(sql, in: c)
+                || sql.contains("_Z_FOK_"))
+        }
+        #expect(unexplainedApple.isEmpty, "\(relativePath): Apple's objects Faultline does not create: \(unexplainedApple)")
+        // Differences explained in Documentation (see the issue notes): partial fetch indexes
+        // (Faultline does not yet translate the partial-index predicate into a WHERE clause),
+        // Z_FOK_ columns that Apple orders by an internal dictionary order, the `1` suffix
+        // landing on the other column of a join table, and a column added by migration.
+        let known: [String: Set<String>] = [
+            "photoanalysis-14.6.0/CLSLocationCache.sqlite": ["ZENTRY"],
+            "photos-10.15.1/Photos.sqlite": ["ZCLOUDSHAREDCOMMENT", "ZGENERICASSET", "Z_34SUGGESTIONSBEINGREPRESENTATIVEASSETS",
+                "Z_34SUGGESTIONSBEINGREPRESENTATIVEASSETS_Z_51SUGGESTIONSBEINGREPRESENTATIVEASSETS_INDEX"],
+            "photos-16.0.0-beta/Photos.sqlite": ["ZASSET", "Z_3SUGGESTIONSBEINGKEYASSETS", "Z_3SUGGESTIONSBEINGKEYASSETS_Z_70SUGGESTIONSBEINGKEYASSETS_INDEX"],
+        ]
+        // Index elements that are expressions other than `entity` (Apple puts `Z_PK` there) are
+        // not mapped yet either.
+        let unexplained = c.differing.filter {
+            !$0.apples.contains(" WHERE ") && !$0.apples.contains("Z_PK COLLATE") && !(known[relativePath]?.contains($0.name) ?? false)
+        }
+        #expect(unexplained.isEmpty, "\(relativePath): unexplained DDL differences: \(unexplained.map(\.name))")
+        // Photos 10.15's GenericAsset has sub-entities but no Z_ENT index (an entity userInfo
+        // flag suppresses it); Faultline creates it.
+        let extra = c.onlyOurs.filter { $0 != "CREATE INDEX ZGENERICASSET_Z_ENT_INDEX ON ZGENERICASSET (Z_ENT)" }
+        #expect(extra.isEmpty, "\(relativePath): objects only Faultline creates: \(extra)")
+        if relativePath.hasPrefix("photoanalysis") {
+            #expect(c.onlyApples.isEmpty && c.onlyOurs.isEmpty)
+        }
+    }
+
+    /// `Z_<Entity>_<attribute>`: the single-attribute index of an older model version's
+    /// `indexed` attribute, which Photos' store still has next to the newer fetch index.
+    static func isLegacyAttributeIndex(_ sql: String, in c: Comparison) -> Bool {
+        let name = objectName(sql)
+        guard sql.hasPrefix("CREATE INDEX Z_"), !name.contains("_by"), !name.contains("compoundIndex") else { return false }
+        return sql.hasSuffix("COLLATE BINARY ASC)") && sql.components(separatedBy: "COLLATE").count == 2
+    }
+}
