@@ -115,6 +115,7 @@ public final class Shell {
         if !writable && !exists {
             throw ShellError("\(storeURL.path): no such store file (to create it from the model, add --write)")
         }
+        let options = SQLiteStore.Options(readOnly: !writable, createIfMissing: writable)
         let model: ManagedObjectModel
         if let modelPath {
             model = try ModelSource.load(path: modelPath)
@@ -122,21 +123,23 @@ public final class Shell {
             do {
                 model = try ManagedObjectModel(contentsOf: try Shell.findModel(besideStore: storeURL))
             } catch let missing as ShellError {
-                // No model file beside the store: use the one Core Data cached inside it.
-                guard exists, let cached = try SQLiteStore.cachedModel(at: storeURL) else {
-                    throw ShellError(missing.message + (exists ? ", and the store has no cached model (Z_MODELCACHE)" : ""))
-                }
-                model = cached
+                // No model file beside the store: the one Core Data cached inside it, or one
+                // inferred from its tables (the store says so in its warnings).
+                guard exists else { throw missing }
+                let coordinator = try PersistentStoreCoordinator(storeURL: storeURL, options: options)
+                return Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
             }
         }
-        let coordinator = try PersistentStoreCoordinator(
-            model: model, storeURL: storeURL,
-            options: SQLiteStore.Options(readOnly: !writable, createIfMissing: writable))
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, options: options)
         return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
     }
 
     private func attach(_ session: Session) {
-        let connection = session.coordinator.store.connection
+        let store = session.coordinator.store
+        if store.modelSource == .inferred {
+            for warning in store.warnings { logSink.write("faultline: warning: \(warning)") }
+        }
+        let connection = store.connection
         log.attach(to: connection)
         let statistics = self.statistics
         connection.addTraceObserver { statistics.observe($0) }
