@@ -1,3 +1,4 @@
+import FaultlinePredicate
 import Foundation
 
 /// What to fetch: an entity, an order, a window.
@@ -26,6 +27,12 @@ public struct FetchRequest: Sendable {
     /// Relationship key paths (`asset`, `inventories.asset`) whose destinations are loaded
     /// with the fetch, one statement per relationship, so touching them fires no fault.
     public var relationshipKeyPathsForPrefetching: [String] = []
+    /// The condition objects must meet (nil = all objects of the entity).
+    public var predicate: FLPredicate?
+    /// Whether unsaved changes of the context show in the result (default true, as in Core
+    /// Data): inserted objects that match are added, deleted ones left out, changed ones
+    /// matched again in memory.
+    public var includesPendingChanges: Bool = true
 
     /// Creates a request for an entity.
     public init(entityName: String) {
