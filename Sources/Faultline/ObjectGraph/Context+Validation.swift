@@ -16,7 +16,7 @@ extension ManagedObjectContext {
         }
         guard failures.isEmpty else {
             throw ValidationError(failures: failures.sorted {
-                ($0.entityName, $0.objectID.uriRepresentation, $0.key) < ($1.entityName, $1.objectID.uriRepresentation, $1.key)
+                ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
             })
         }
     }
