@@ -30,6 +30,10 @@ public struct FetchRequest: Sendable {
     /// Relationship key paths (`asset`, `inventories.asset`) whose destinations are loaded
     /// with the fetch, one statement per relationship, so touching them fires no fault.
     public var relationshipKeyPathsForPrefetching: [String] = []
+    /// Whether unsaved changes of the context show in the result (default true, as in Core
+    /// Data): inserted objects that match are added, deleted ones left out, changed ones
+    /// matched again in memory.
+    public var includesPendingChanges: Bool = true
 
     /// Creates a request for an entity.
     public init(entityName: String) {

@@ -7,7 +7,7 @@ import Foundation
 /// Objects belong to one ``ManagedObjectContext`` and are unique in it: one object per row.
 /// An object fetched or reached through a relationship may be a *fault*: a placeholder whose
 /// values load from the store the first time one is read.
-open class ManagedObject: CustomStringConvertible {
+open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// The entity of the object.
     public let entity: EntityDescription
     /// The object's identity.
@@ -27,6 +27,18 @@ open class ManagedObject: CustomStringConvertible {
     /// The relationship through which this object was first reached as a fault
     /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
     public internal(set) var faultOrigin: String?
+
+    /// The values as last read from or written to the store, by property name (same shapes as
+    /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
+    var committed: [String: Any] = [:]
+    /// Changes to to-many relationships whose fault has not fired: applied when it fires.
+    var pendingToMany: [String: PendingToMany] = [:]
+    /// Whether the object was inserted and not saved yet.
+    public internal(set) var isInserted = false
+    /// Whether the object is deleted and the deletion is not saved yet.
+    public internal(set) var isDeleted = false
+    /// Order of insertion in the context, so that saves insert rows in a stable order.
+    var insertionSequence = 0
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insert(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
@@ -97,6 +109,42 @@ open class ManagedObject: CustomStringConvertible {
         return isFault
     }
 
+    /// Whether the object has unsaved changes: it is inserted, deleted, or a value differs
+    /// from its committed value.
+    public var hasChanges: Bool {
+        isInserted || isDeleted || hasPersistentChangedValues
+    }
+
+    /// Whether the object is stored and has changed values (Core Data's `isUpdated`).
+    public var isUpdated: Bool { !isInserted && !isDeleted && hasPersistentChangedValues }
+
+    var hasPersistentChangedValues: Bool {
+        if !pendingToMany.isEmpty { return true }
+        if isFault { return false }
+        for (key, value) in storage where !ManagedObject.valuesEqual(value, committed[key] ?? ManagedObject.emptyValue(for: key, in: entity)) {
+            return true
+        }
+        for key in committed.keys where storage[key] == nil { return true }
+        return false
+    }
+
+    /// The value a key has in a new object: an empty array for a to-many, else nil.
+    static func emptyValue(for key: String, in entity: EntityDescription) -> Any? {
+        if let relationship = entity.relationship(named: key), relationship.isToMany { return [ManagedObjectID]() }
+        return nil
+    }
+
+    /// Equality of stored values (attribute values, IDs, ID arrays); nil equals nil only.
+    static func valuesEqual(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case let (x?, y?):
+            if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
+            return false
+        }
+    }
+
     /// `<Entity: x-coredata://…/p1>` plus `<fault>` or the values, like Core Data's description.
     open var description: String {
         if isFault { return "<\(entity.name): \(objectID.uriRepresentation); data: <fault>>" }
@@ -105,6 +153,26 @@ open class ManagedObject: CustomStringConvertible {
     }
 }
 
-/// Managed objects answer key paths in predicates and sort descriptors evaluated in memory
-/// (touching a fault fires it, as with Core Data's KVC).
-extension ManagedObject: KeyValueCoding {}
+extension ManagedObject {
+    /// Objects are equal only to themselves (one object per row per context).
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    /// Hashes the object's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Additions and removals made to a to-many relationship before its fault fired.
+struct PendingToMany {
+    var added: [ManagedObjectID] = []
+    var removed: Set<ManagedObjectID> = []
+
+    var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+
+    /// The relationship's IDs once the stored `ids` are known.
+    func applied(to ids: [ManagedObjectID]) -> [ManagedObjectID] {
+        var result = ids.filter { !removed.contains($0) }
+        var present = Set(result)
+        for id in added where present.insert(id).inserted { result.append(id) }
+        return result
+    }
+}

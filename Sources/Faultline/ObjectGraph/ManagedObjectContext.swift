@@ -3,22 +3,45 @@ import FaultlineSQL
 import Foundation
 
 /// A scratch pad of managed objects: fetches them from the store, keeps one object per row,
-/// and fires their faults.
+/// fires their faults, tracks changes (insert, edit, delete, with inverse relationships kept
+/// on both sides), validates them and saves them in one transaction.
 ///
 /// ```swift
 /// let context = ManagedObjectContext(coordinator: coordinator)
 /// let locations = try context.fetch(FetchRequest(entityName: "Location"))
 /// print(locations[0].value(forKey: "label") ?? "")
+///
+/// let asset = try context.insertObject(entityName: "Asset")
+/// try asset.setValue("Drone", forKey: "label")
+/// try context.save()   // BEGIN EXCLUSIVE … INSERT INTO ZASSET(Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES(?, ?, ?, ?) … COMMIT
 /// ```
 public final class ManagedObjectContext {
     /// The coordinator the context fetches through.
     public let coordinator: PersistentStoreCoordinator
     /// Objects registered in the context, by ID.
-    public private(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
+    public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 
     /// Called each time a fault is fired from the database (not when its row was already
     /// cached): the shell counts these per command and warns of fault storms.
     public var faultObserver: ((FaultEvent) -> Void)?
+
+    /// How a save resolves rows changed in the store since they were read (default: fail).
+    public var mergePolicy: MergePolicy = .error
+    /// Called after each successful save with the permanent IDs of what it wrote.
+    public var didSave: ((SaveNotification) -> Void)?
+    /// Whether user-level changes are recorded for ``undo()`` (default true).
+    public var isUndoEnabled = true
+
+    /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
+    var touched: [ObjectIdentifier: ManagedObject] = [:]
+    var nextInsertionSequence = 0
+    /// Deleted objects whose delete rules were applied already.
+    var propagatedDeletions: Set<ObjectIdentifier> = []
+    var undoStack: [[ObjectState]] = []
+    var redoStack: [[ObjectState]] = []
+    /// The undo group being recorded: each object's state before its first change in it.
+    var openGroup: [ObjectState]?
+    var openGroupMembers: Set<ObjectIdentifier> = []
 
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
@@ -32,7 +55,17 @@ public final class ManagedObjectContext {
     ///
     /// - Throws: ``FetchError`` when the entity or a key path is unknown; ``StoreError`` or a
     ///   SQLite error when the store fails.
+    ///
+    /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
+    /// unsaved changes: deleted objects are left out, inserted objects of the entity that
+    /// match the predicate are added, and changed objects are matched again in memory.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let objects = try fetchFromStore(request)
+        guard request.includesPendingChanges, !touched.isEmpty else { return objects }
+        return try mergePendingChanges(into: objects, for: request)
+    }
+
+    private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
         guard request.fetchBatchSize > 0 else {
             let objects = try store.fetchRows(request).map { register(row: $0) }
             for keyPath in request.relationshipKeyPathsForPrefetching {
@@ -117,13 +150,30 @@ public final class ManagedObjectContext {
     }
 
     /// Turns an object back into a fault: its values are dropped and load again, from the
-    /// store, when next touched. (Without unsaved changes, `mergeChanges` has no effect.)
+    /// store, when next touched.
+    ///
+    /// With unsaved changes: `mergeChanges: false` drops them (the object becomes a clean
+    /// fault); `mergeChanges: true` reloads the row now and puts the changed values back on
+    /// top of it (the object stays changed, at the store's current version). Inserted and
+    /// deleted objects are left alone.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard object.managedObjectContext === self, !object.objectID.isTemporaryID else { return }
+        guard object.managedObjectContext === self, !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
+        store.rowCache[object.objectID] = nil
+        if mergeChanges, object.hasPersistentChangedValues, let row = try? store.fetchRow(for: object.objectID) {
+            let changes = object.changedValueIDs()
+            object.storage.removeAll()
+            object.committed.removeAll()
+            object.isFault = true
+            fill(object, from: row)
+            for (key, value) in changes { object.storage[key] = value }
+            return
+        }
         object.storage.removeAll()
+        object.committed.removeAll()
+        object.pendingToMany.removeAll()
         object.batchPosition = nil
         object.isFault = true
-        store.rowCache[object.objectID] = nil
+        touched[ObjectIdentifier(object)] = nil
     }
 
     /// Counts the objects a request would fetch.
@@ -174,9 +224,16 @@ public final class ManagedObjectContext {
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
     }
 
-    private func fill(_ object: ManagedObject, from row: StoreRow) {
+    func fill(_ object: ManagedObject, from row: StoreRow) {
         // To-many relationships already fired stay as they are.
-        for (key, value) in row.values { object.storage[key] = value }
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            object.storage[attribute.name] = row.values[attribute.name]
+            object.committed[attribute.name] = row.values[attribute.name]
+        }
+        for relationship in object.entity.relationships where relationship.isToOne {
+            object.storage[relationship.name] = row.values[relationship.name]
+            object.committed[relationship.name] = row.values[relationship.name]
+        }
         object.version = row.version
         object.isFault = false
     }
@@ -188,10 +245,15 @@ public final class ManagedObjectContext {
             return ids.map { self.object(with: $0) }
         }
         if object.objectID.isTemporaryID {
-            object.storage[relationship.name] = [ManagedObjectID]()
-            return []
+            let ids = object.pendingToMany.removeValue(forKey: relationship.name)?.applied(to: []) ?? []
+            object.storage[relationship.name] = ids
+            return ids.map { self.object(with: $0) }
         }
-        let ids = try store.fetchToManyIDs(relationship, of: object.objectID)
+        var ids = try store.fetchToManyIDs(relationship, of: object.objectID)
+        object.committed[relationship.name] = ids
+        if let pending = object.pendingToMany.removeValue(forKey: relationship.name) {
+            ids = pending.applied(to: ids)
+        }
         object.storage[relationship.name] = ids
         let origin = "\(object.entity.name).\(relationship.name)"
         faultObserver?(FaultEvent(kind: .toMany, objectID: object.objectID, origin: origin))

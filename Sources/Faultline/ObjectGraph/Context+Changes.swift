@@ -1,0 +1,471 @@
+import FaultlineModel
+import FaultlinePredicate
+import Foundation
+
+// Inserting, changing and deleting objects; the change sets; rollback, reset, undo and redo.
+//
+// Every user-level change goes through `recordingChanges`, which groups the states of the
+// objects it touches (before their first change) into one undo step, and `willChange`,
+// which marks an object as touched. Inverse relationships are kept on both sides in memory:
+// a to-many whose fault has not fired records the change as pending and applies it when
+// the fault fires, so keeping an inverse never runs SQL for a to-many.
+
+extension ManagedObjectContext {
+    // MARK: Change sets
+
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: Set<ManagedObject> {
+        Set(touched.values.filter { $0.isInserted && !$0.isDeleted })
+    }
+
+    /// Stored objects with changed values not saved yet.
+    public var updatedObjects: Set<ManagedObject> {
+        Set(touched.values.filter(\.isUpdated))
+    }
+
+    /// Stored objects deleted and not saved yet (after ``processPendingChanges()``, also those
+    /// reached by Cascade delete rules).
+    public var deletedObjects: Set<ManagedObject> {
+        Set(touched.values.filter { $0.isDeleted && !$0.isInserted })
+    }
+
+    /// Whether anything is inserted, changed or deleted and not saved yet.
+    public var hasChanges: Bool {
+        touched.values.contains { ($0.isInserted && !$0.isDeleted) || ($0.isDeleted && !$0.isInserted) || $0.isUpdated }
+    }
+
+    // MARK: Insert and delete
+
+    /// Creates a new object of an entity and registers it: it gets a temporary ID
+    /// (`x-coredata:///Asset/t<UUID>`), attribute defaults from the model, and empty to-many
+    /// relationships. It is written by the next ``save()``.
+    ///
+    /// - Throws: ``ManagedObjectError`` (`cannotInsert`) when the entity is unknown or abstract.
+    @discardableResult
+    public func insertObject(entityName: String) throws -> ManagedObject {
+        guard let entity = model.entity(named: entityName) else {
+            throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+        }
+        guard !entity.isAbstract else {
+            throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) is abstract: insert one of its sub-entities (\(entity.subentityNames.joined(separator: ", ")))")
+        }
+        let object = ManagedObject(entity: entity, objectID: ManagedObjectID(temporaryFor: entityName), context: self, isFault: false)
+        for attribute in entity.attributes {
+            if let value = AttributeValues.defaultValue(of: attribute) { object.storage[attribute.name] = value }
+        }
+        for relationship in entity.relationships where relationship.isToMany {
+            object.storage[relationship.name] = [ManagedObjectID]()
+        }
+        nextInsertionSequence += 1
+        object.insertionSequence = nextInsertionSequence
+        recordingChanges {
+            willChange(object)
+            object.isInserted = true
+            registeredObjects[object.objectID] = object
+        }
+        return object
+    }
+
+    /// Marks an object deleted. Its delete rules (Nullify, Cascade, Deny, No Action) are
+    /// applied by ``processPendingChanges()``, which ``save()`` runs first; a Deny rule with
+    /// related objects fails the save's validation. Deleting an inserted object simply
+    /// forgets it at the next save.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        recordingChanges {
+            willChange(object)
+            object.isDeleted = true
+        }
+    }
+
+    /// Applies the delete rules of the objects deleted since the last call: Nullify removes
+    /// the object from its related objects' inverse relationships, Cascade deletes the related
+    /// objects (and applies their rules), Deny and No Action leave them (Deny is checked when
+    /// saving). Fires the faults needed to find the related objects.
+    public func processPendingChanges() throws {
+        try recordingChanges {
+            while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectIdentifier($0)) }) {
+                propagatedDeletions.insert(ObjectIdentifier(object))
+                try propagateDeletion(of: object)
+            }
+        }
+    }
+
+    private func propagateDeletion(of object: ManagedObject) throws {
+        try fireFault(object)
+        for relationship in object.entity.relationships {
+            switch relationship.deleteRule {
+            case .deny, .noAction:
+                continue
+            case .nullify, .cascade:
+                let destinations = try relatedIDs(of: object, relationship)
+                for id in destinations {
+                    let destination = self.object(with: id)
+                    if relationship.deleteRule == .cascade {
+                        delete(destination)
+                    } else if let inverse = model.inverse(of: relationship) {
+                        try unlink(destination, inverse, from: object.objectID)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The IDs a relationship holds now, firing the fault of a to-many.
+    func relatedIDs(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ManagedObjectID] {
+        try fireFault(object)
+        if relationship.isToMany {
+            _ = try fireRelationshipFault(relationship, of: object)
+            return object.storage[relationship.name] as? [ManagedObjectID] ?? []
+        }
+        return (object.storage[relationship.name] as? ManagedObjectID).map { [$0] } ?? []
+    }
+
+    // MARK: Setting values
+
+    func setValue(_ value: Any?, forKey key: String, of object: ManagedObject) throws {
+        if let attribute = object.entity.attribute(named: key) {
+            if attribute.isReadOnly || attribute.isDerived {
+                throw ManagedObjectError(.readOnly, entity: object.entity.name, objectID: object.objectID, key: key, "attribute \(key) is read-only")
+            }
+            let coerced = try value.map { try AttributeValues.coerce($0, to: attribute, of: object) }
+            try recordingChanges {
+                try fireFault(object)
+                if ManagedObject.valuesEqual(object.storage[key], coerced) { return }
+                willChange(object)
+                object.storage[key] = coerced
+            }
+            return
+        }
+        guard let relationship = object.entity.relationship(named: key) else {
+            throw ManagedObjectError(
+                .unknownKey, entity: object.entity.name, objectID: object.objectID, key: key,
+                "entity \(object.entity.name) has no property \(key); properties: \((object.entity.attributes.map(\.name) + object.entity.relationships.map(\.name)).joined(separator: ", "))")
+        }
+        if relationship.isToOne {
+            let destination: ManagedObject?
+            switch value {
+            case nil: destination = nil
+            case let object as ManagedObject: destination = object
+            default:
+                throw ManagedObjectError(.typeMismatch, entity: object.entity.name, objectID: object.objectID, key: key, "expected a \(relationship.destinationEntityName) object or nil for to-one relationship \(key), got \(type(of: value!))")
+            }
+            if let destination { try checkDestination(destination, of: relationship, in: object) }
+            try recordingChanges { try setToOne(object, relationship, destination) }
+            return
+        }
+        let objects: [ManagedObject]
+        switch value {
+        case nil: objects = []
+        case let array as [ManagedObject]: objects = array
+        case let set as Set<ManagedObject>: objects = set.sorted { $0.objectID.uriRepresentation < $1.objectID.uriRepresentation }
+        default:
+            throw ManagedObjectError(.typeMismatch, entity: object.entity.name, objectID: object.objectID, key: key, "expected an array or set of \(relationship.destinationEntityName) objects for to-many relationship \(key), got \(type(of: value!))")
+        }
+        for destination in objects { try checkDestination(destination, of: relationship, in: object) }
+        try recordingChanges { try replaceToMany(object, relationship, with: objects) }
+    }
+
+    /// Checks that `destination` may be put in `relationship` of `object`.
+    func checkDestination(_ destination: ManagedObject, of relationship: RelationshipDescription, in object: ManagedObject) throws {
+        guard destination.managedObjectContext === self, object.managedObjectContext === self else {
+            throw ManagedObjectError(.otherContext, entity: object.entity.name, objectID: object.objectID, key: relationship.name, "\(destination.objectID.uriRepresentation) belongs to another context: relationships join objects of one context")
+        }
+        guard model.inheritanceChain(of: destination.entity).contains(where: { $0.name == relationship.destinationEntityName }) else {
+            throw ManagedObjectError(.typeMismatch, entity: object.entity.name, objectID: object.objectID, key: relationship.name, "relationship \(relationship.name) holds \(relationship.destinationEntityName) objects, got a \(destination.entity.name)")
+        }
+    }
+
+    func toManyRelationship(_ key: String, of object: ManagedObject) throws -> RelationshipDescription {
+        guard let relationship = object.entity.relationship(named: key) else {
+            throw ManagedObjectError(.unknownKey, entity: object.entity.name, objectID: object.objectID, key: key, "entity \(object.entity.name) has no relationship \(key)")
+        }
+        guard relationship.isToMany else {
+            throw ManagedObjectError(.notToMany, entity: object.entity.name, objectID: object.objectID, key: key, "\(key) is a to-one relationship: set it with setValue(_:forKey:)")
+        }
+        return relationship
+    }
+
+    // MARK: Relationship primitives (inverse kept on both sides)
+
+    func setToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject?) throws {
+        try fireFault(object)
+        let old = object.storage[relationship.name] as? ManagedObjectID
+        if old == destination?.objectID { return }
+        willChange(object)
+        object.storage[relationship.name] = destination?.objectID
+        guard let inverse = model.inverse(of: relationship) else { return }
+        if let old { try unlink(self.object(with: old), inverse, from: object.objectID) }
+        if let destination { try link(destination, inverse, to: object) }
+    }
+
+    func addToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject) throws {
+        if let ids = object.storage[relationship.name] as? [ManagedObjectID], ids.contains(destination.objectID) { return }
+        rawAdd(destination.objectID, to: object, relationship.name)
+        if let inverse = model.inverse(of: relationship) { try link(destination, inverse, to: object) }
+    }
+
+    func removeFromToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject) throws {
+        if let ids = object.storage[relationship.name] as? [ManagedObjectID], !ids.contains(destination.objectID) { return }
+        rawRemove(destination.objectID, from: object, relationship.name)
+        if let inverse = model.inverse(of: relationship) { try unlink(destination, inverse, from: object.objectID) }
+    }
+
+    func replaceToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, with objects: [ManagedObject]) throws {
+        let current = try relatedIDs(of: object, relationship)
+        let wanted = Set(objects.map(\.objectID))
+        for id in current where !wanted.contains(id) {
+            try removeFromToMany(object, relationship, self.object(with: id))
+        }
+        for destination in objects { try addToMany(object, relationship, destination) }
+        var seen: Set<ManagedObjectID> = []
+        let ordered = objects.map(\.objectID).filter { seen.insert($0).inserted }
+        if relationship.isOrdered, (object.storage[relationship.name] as? [ManagedObjectID]) != ordered {
+            willChange(object)
+            object.storage[relationship.name] = ordered
+        }
+    }
+
+    /// Makes `destination`'s relationship (the inverse of one of `source`'s) point back at `source`.
+    private func link(_ destination: ManagedObject, _ relationship: RelationshipDescription, to source: ManagedObject) throws {
+        if relationship.isToMany {
+            rawAdd(source.objectID, to: destination, relationship.name)
+            return
+        }
+        try fireFault(destination)
+        let previous = destination.storage[relationship.name] as? ManagedObjectID
+        if previous == source.objectID { return }
+        if let previous, let back = model.inverse(of: relationship) {
+            try unlink(self.object(with: previous), back, from: destination.objectID)
+        }
+        willChange(destination)
+        destination.storage[relationship.name] = source.objectID
+    }
+
+    /// Removes `id` from `object`'s relationship (the inverse of the one being changed).
+    func unlink(_ object: ManagedObject, _ relationship: RelationshipDescription, from id: ManagedObjectID) throws {
+        if relationship.isToMany {
+            rawRemove(id, from: object, relationship.name)
+            return
+        }
+        try fireFault(object)
+        guard object.storage[relationship.name] as? ManagedObjectID == id else { return }
+        willChange(object)
+        object.storage[relationship.name] = nil
+    }
+
+    private func rawAdd(_ id: ManagedObjectID, to object: ManagedObject, _ key: String) {
+        willChange(object)
+        if var ids = object.storage[key] as? [ManagedObjectID] {
+            if !ids.contains(id) { ids.append(id) }
+            object.storage[key] = ids
+            return
+        }
+        var pending = object.pendingToMany[key] ?? PendingToMany()
+        pending.removed.remove(id)
+        if !pending.added.contains(id) { pending.added.append(id) }
+        object.pendingToMany[key] = pending
+    }
+
+    private func rawRemove(_ id: ManagedObjectID, from object: ManagedObject, _ key: String) {
+        willChange(object)
+        if var ids = object.storage[key] as? [ManagedObjectID] {
+            ids.removeAll { $0 == id }
+            object.storage[key] = ids
+            return
+        }
+        var pending = object.pendingToMany[key] ?? PendingToMany()
+        pending.added.removeAll { $0 == id }
+        pending.removed.insert(id)
+        object.pendingToMany[key] = pending
+    }
+
+    // MARK: Undo
+
+    /// Marks an object as changed, recording its state for undo first.
+    func willChange(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
+            openGroup?.append(capture(object))
+        }
+        touched[key] = object
+    }
+
+    /// Runs `body` as one undo step (nested calls join the outer step).
+    func recordingChanges<T>(_ body: () throws -> T) rethrows -> T {
+        if openGroup != nil { return try body() }
+        openGroup = []
+        openGroupMembers = []
+        defer {
+            if let group = openGroup, !group.isEmpty {
+                undoStack.append(group)
+                redoStack.removeAll()
+            }
+            openGroup = nil
+            openGroupMembers = []
+        }
+        return try body()
+    }
+
+    /// Runs `body` so that all its changes are undone by one ``undo()``.
+    public func undoGroup<T>(_ body: () throws -> T) rethrows -> T {
+        try recordingChanges(body)
+    }
+
+    /// Whether there is a change to undo.
+    public var canUndo: Bool { !undoStack.isEmpty }
+    /// Whether there is an undone change to redo.
+    public var canRedo: Bool { !redoStack.isEmpty }
+
+    /// Undoes the last user-level change (an insert, a set, a relationship change, a delete,
+    /// or a whole ``undoGroup(_:)``), with its inverse-relationship and delete-rule effects.
+    ///
+    /// The stack holds changes since the last ``save()``, ``rollback()`` or ``reset()``: a
+    /// save clears it (saved changes are not undone), as do rollback and reset.
+    public func undo() {
+        guard let group = undoStack.popLast() else { return }
+        let current = group.map { capture($0.object) }
+        for state in group.reversed() { restore(state) }
+        redoStack.append(current)
+    }
+
+    /// Redoes the last undone change.
+    public func redo() {
+        guard let group = redoStack.popLast() else { return }
+        let current = group.map { capture($0.object) }
+        for state in group.reversed() { restore(state) }
+        undoStack.append(current)
+    }
+
+    func capture(_ object: ManagedObject) -> ObjectState {
+        let key = ObjectIdentifier(object)
+        return ObjectState(
+            object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
+            isFault: object.isFault, version: object.version, isInserted: object.isInserted, isDeleted: object.isDeleted,
+            isRegistered: registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
+            isPropagated: propagatedDeletions.contains(key))
+    }
+
+    func restore(_ state: ObjectState) {
+        let object = state.object
+        let key = ObjectIdentifier(object)
+        object.storage = state.storage
+        object.committed = state.committed
+        object.pendingToMany = state.pendingToMany
+        object.isFault = state.isFault
+        object.version = state.version
+        object.isInserted = state.isInserted
+        object.isDeleted = state.isDeleted
+        if state.isRegistered {
+            registeredObjects[object.objectID] = object
+            object.managedObjectContext = self
+        } else if registeredObjects[object.objectID] === object {
+            registeredObjects[object.objectID] = nil
+        }
+        touched[key] = state.isTouched ? object : nil
+        if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }
+    }
+
+    // MARK: Rollback and reset
+
+    /// Discards every unsaved change: inserted objects are forgotten, deleted ones come back,
+    /// changed ones get their committed values again. Clears the undo stack.
+    public func rollback() {
+        for object in touched.values {
+            if object.isInserted {
+                if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+                object.managedObjectContext = nil
+                continue
+            }
+            object.isDeleted = false
+            object.pendingToMany.removeAll()
+            if !object.isFault {
+                object.storage = object.committed
+            } else {
+                // A fault has no loaded values; fired to-manys are dropped with its changes.
+                object.storage.removeAll()
+            }
+        }
+        touched.removeAll()
+        propagatedDeletions.removeAll()
+        undoStack.removeAll()
+        redoStack.removeAll()
+    }
+
+    /// Forgets every object (they are no longer registered; unsaved changes are lost) and
+    /// clears the undo stack and the store's row cache.
+    public func reset() {
+        for object in registeredObjects.values { object.managedObjectContext = nil }
+        for object in touched.values { object.managedObjectContext = nil }
+        registeredObjects.removeAll()
+        touched.removeAll()
+        propagatedDeletions.removeAll()
+        undoStack.removeAll()
+        redoStack.removeAll()
+        store.rowCache.removeAll()
+    }
+
+    // MARK: Fetching with pending changes
+
+    /// Applies unsaved changes to the objects a fetch found in the store.
+    func mergePendingChanges(into objects: [ManagedObject], for request: FetchRequest) throws -> [ManagedObject] {
+        guard let entity = model.entity(named: request.entityName) else { return objects }
+        let names = Set(request.includesSubentities ? model.entityAndDescendants(of: entity).map(\.name) : [entity.name])
+        func matches(_ object: ManagedObject) throws -> Bool {
+            guard let predicate = request.predicate else { return true }
+            return try predicate.evaluate(with: object)
+        }
+        var result: [ManagedObject] = []
+        var present: Set<ObjectIdentifier> = []
+        var changed = false
+        for object in objects {
+            let stillMatches = try !object.isUpdated || matches(object)
+            if object.isDeleted || !stillMatches {
+                changed = true
+                continue
+            }
+            result.append(object)
+            present.insert(ObjectIdentifier(object))
+        }
+        let candidates = touched.values.filter { names.contains($0.entity.name) && !$0.isDeleted && !present.contains(ObjectIdentifier($0)) }
+        for object in candidates.sorted(by: ManagedObjectContext.saveOrder) where object.isInserted || (request.predicate != nil && object.isUpdated) {
+            if try matches(object) {
+                result.append(object)
+                changed = true
+            }
+        }
+        guard changed else { return result }
+        if !request.sortDescriptors.isEmpty {
+            result = try sorted(result, by: request.sortDescriptors)
+        }
+        if request.fetchLimit > 0, result.count > request.fetchLimit { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    private func sorted(_ objects: [ManagedObject], by sorts: [FLSortDescriptor]) throws -> [ManagedObject] {
+        // Sort descriptors compare as Core Data's in-memory sort does (the predicate module's rules).
+        try objects.sorted(by: sorts)
+    }
+
+    /// The order objects are written in: by entity number, then insertion, then primary key.
+    static func saveOrder(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
+        if a.insertionSequence != b.insertionSequence { return a.insertionSequence < b.insertionSequence }
+        if a.objectID.primaryKey != b.objectID.primaryKey { return a.objectID.primaryKey < b.objectID.primaryKey }
+        return a.objectID.entityName < b.objectID.entityName
+    }
+}
+
+/// An object's state before a change, for undo and redo.
+struct ObjectState {
+    let object: ManagedObject
+    var storage: [String: Any]
+    var committed: [String: Any]
+    var pendingToMany: [String: PendingToMany]
+    var isFault: Bool
+    var version: Int64
+    var isInserted: Bool
+    var isDeleted: Bool
+    var isRegistered: Bool
+    var isTouched: Bool
+    var isPropagated: Bool
+}

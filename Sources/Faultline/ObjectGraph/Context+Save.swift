@@ -1,0 +1,473 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// Rows whose version changed in the store; thrown inside the save's transaction so that it
+/// rolls back.
+struct ConflictsFound: Error {
+    var objectIDs: [ManagedObjectID]
+}
+
+/// Everything one save writes, computed before its transaction.
+struct SavePlan {
+    struct RowUpdate {
+        var object: ManagedObject
+        var table: String
+        var columns: [String]
+        var values: [SaveValue]
+    }
+
+    struct JoinInsert {
+        var join: JoinTableMapping
+        var row: JoinRow
+        var sourceOrder: Int64?
+        var destinationOrder: Int64?
+    }
+
+    struct JoinOrderUpdate {
+        var join: JoinTableMapping
+        var row: JoinRow
+        var column: String
+        var order: Int64
+    }
+
+    var inserts: [(object: ManagedObject, table: String, columns: [String], values: [SaveValue])] = []
+    var updates: [RowUpdate] = []
+    var deletes: [ManagedObject] = []
+    /// Inserted, then deleted before the save: forgotten, no SQL.
+    var forgotten: [ManagedObject] = []
+    /// Stored objects whose values changed (some need no row update: only a to-many changed).
+    var changed: [ManagedObject] = []
+    var joinDeletes: [(join: JoinTableMapping, row: JoinRow)] = []
+    var joinInserts: [JoinInsert] = []
+    var joinOrderUpdates: [JoinOrderUpdate] = []
+}
+
+extension ManagedObjectContext {
+    /// Writes every change to the store in one transaction, Core Data's way:
+    ///
+    /// 1. `BEGIN EXCLUSIVE` (waiting up to the connection's busy timeout for other writers);
+    /// 2. per inheritance root with new objects, keys reserved in `Z_PRIMARYKEY`:
+    ///    `SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?`, then
+    ///    `UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?`;
+    /// 3. `INSERT INTO ZT(Z_PK, Z_ENT, Z_OPT, …) VALUES(?, …)` per new object (`Z_OPT` 1);
+    /// 4. `UPDATE ZT SET <changed columns>, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?` per
+    ///    changed row (foreign keys, `Z<n>_` entity columns, `Z_FOK_` positions and hidden
+    ///    foreign keys included);
+    /// 5. `DELETE FROM ZT WHERE Z_PK = ? AND Z_OPT = ?` per deleted object;
+    /// 6. many-to-many join rows deleted, inserted, re-positioned;
+    /// 7. `COMMIT`.
+    ///
+    /// Before the transaction: delete rules are applied (``processPendingChanges()``) and
+    /// everything is validated; afterwards temporary IDs become permanent
+    /// (`x-coredata://<UUID>/Asset/p6`), the undo stack is cleared and ``didSave`` is called.
+    /// Every value is bound. On any failure nothing is written and the context keeps all
+    /// its changes, so the save can be retried.
+    ///
+    /// - Throws: ``StoreError`` (`readOnly`) for a read-only store; ``ValidationError``
+    ///   with every failure; ``MergeConflictError`` when rows changed in the store since they
+    ///   were read and ``mergePolicy`` is `.error`; a SQLite error (e.g. busy after the
+    ///   timeout).
+    public func save() throws {
+        guard hasChanges || !touched.isEmpty else { return }
+        if store.isReadOnly {
+            throw StoreError(.readOnly, "the store is read-only: save refused, nothing was written", path: store.path)
+        }
+        try processPendingChanges()
+        try validatePendingChanges()
+        var overwrite: Set<ObjectIdentifier> = []
+        var attempts = 0
+        while true {
+            attempts += 1
+            let plan = try makeSavePlan(overwrite: overwrite)
+            do {
+                let keys = try store.connection.transaction(.exclusive) { try execute(plan) }
+                finishSave(plan, keys: keys)
+                return
+            } catch let found as ConflictsFound {
+                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+            }
+        }
+    }
+
+    private func entityNumber(_ name: String) -> Int { store.mapping.entity(name)?.entityNumber ?? 0 }
+
+    // MARK: Planning
+
+    func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
+        var plan = SavePlan()
+        let all = touched.values.sorted(by: ManagedObjectContext.saveOrder)
+        let inserted = all.filter { $0.isInserted && !$0.isDeleted }.sorted { (entityNumber($0.entity.name), $0.insertionSequence) < (entityNumber($1.entity.name), $1.insertionSequence) }
+        plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }.sorted { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
+        plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
+        plan.changed = all.filter(\.isUpdated)
+
+        // Columns written for other objects than the one changed: positions in ordered
+        // to-manys and hidden foreign keys of to-manys without inverse.
+        var extra: [ObjectIdentifier: [String: SaveValue]] = [:]
+        var extraObjects: [ObjectIdentifier: ManagedObject] = [:]
+        func setExtra(_ id: ManagedObjectID, _ column: String, _ value: SaveValue, onlyIfUnset: Bool = false) {
+            let object = self.object(with: id)
+            if object.isDeleted { return }
+            let key = ObjectIdentifier(object)
+            if onlyIfUnset, extra[key]?[column] != nil { return }
+            extra[key, default: [:]][column] = value
+            extraObjects[key] = object
+        }
+        var joinAdds: [JoinRow: JoinTableMapping] = [:]
+        var joinRemoves: [JoinRow: JoinTableMapping] = [:]
+        var joinOrders: [JoinRow: [String: Int64]] = [:]
+
+        for object in all where !(object.isInserted && object.isDeleted) {
+            guard let entityMapping = store.mapping.entity(object.entity.name) else { continue }
+            for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
+                let joinName = entityMapping.manyToMany[relationship.name]
+                let hidden = entityMapping.hiddenForeignKeys[relationship.name]
+                let inverse = model.inverse(of: relationship)
+                let orderColumn = inverse.flatMap { inv in store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inv.name]?.orderColumn }
+                guard joinName != nil || hidden != nil || (relationship.isOrdered && orderColumn != nil) else { continue }
+                // What changed in the list.
+                var current: [ManagedObjectID] = []
+                var added: [ManagedObjectID] = []
+                var removed: [ManagedObjectID] = []
+                var listChanged = false
+                if object.isDeleted {
+                    if object.committed[relationship.name] == nil, object.storage[relationship.name] == nil {
+                        _ = try fireRelationshipFault(relationship, of: object)
+                    }
+                    removed = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                } else {
+                    if object.storage[relationship.name] == nil, relationship.isOrdered, object.pendingToMany[relationship.name] != nil {
+                        _ = try fireRelationshipFault(relationship, of: object)
+                    }
+                    if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+                        current = ids
+                        let old = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                        let oldSet = Set(old), newSet = Set(ids)
+                        added = ids.filter { !oldSet.contains($0) }
+                        removed = old.filter { !newSet.contains($0) }
+                        listChanged = ids != old
+                    } else if let pending = object.pendingToMany[relationship.name] {
+                        added = pending.added
+                        removed = pending.removed.sorted { $0.primaryKey < $1.primaryKey }
+                    }
+                }
+                if let joinName, let join = store.mapping.joinTable(named: joinName) {
+                    let isSource = join.relationship == relationship.name
+                        && model.inheritanceChain(of: object.entity).contains { $0.name == join.sourceEntity }
+                    func row(_ other: ManagedObjectID) -> JoinRow {
+                        isSource ? JoinRow(table: join.name, source: object.objectID, destination: other)
+                            : JoinRow(table: join.name, source: other, destination: object.objectID)
+                    }
+                    for id in removed { joinRemoves[row(id)] = join }
+                    for id in added { joinAdds[row(id)] = join }
+                    if relationship.isOrdered, listChanged || object.isInserted,
+                        let column = isSource ? join.destinationOrderColumn : join.sourceOrderColumn
+                    {
+                        for (index, id) in current.enumerated() { joinOrders[row(id), default: [:]][column] = Int64(index + 1) }
+                    }
+                } else if let hidden {
+                    for id in removed { setExtra(id, hidden.column, .value(.null), onlyIfUnset: true) }
+                    for id in added { setExtra(id, hidden.column, .key(object.objectID)) }
+                } else if let orderColumn, !object.isDeleted, listChanged || object.isInserted {
+                    for (index, id) in current.enumerated() { setExtra(id, orderColumn, .value(.integer(Int64(index + 1)))) }
+                }
+            }
+        }
+
+        // New rows: every column of the entity.
+        for object in inserted {
+            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            var columns: [String] = []
+            var values: [SaveValue] = []
+            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            for column in store.rowColumns(for: object.entity) {
+                columns.append(column.name)
+                switch column.kind {
+                case .primaryKey: values.append(.key(object.objectID))
+                case .entityKey: values.append(.value(.integer(Int64(entityNumber(object.entity.name)))))
+                case .optimisticLock: values.append(.value(.integer(1)))
+                case .attribute(_, let name):
+                    values.append(.value(encode(object, attribute: name)))
+                case .foreignKey(_, let name):
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey(_, let name):
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                case .orderKey, .hiddenForeignKey:
+                    values.append(extras[column.name] ?? .value(.null))
+                }
+            }
+            plan.inserts.append((object, table, columns, values))
+        }
+
+        // Changed rows: the changed columns only (every column under the overwrite policy).
+        var candidates = plan.changed
+        for (key, object) in extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
+            candidates.append(object)
+        }
+        // A fault changed only in a to-many (kept on the other side) needs no row update and
+        // is not fired; one that gets a position or hidden key needs its version.
+        for object in candidates where object.isFault && extra[ObjectIdentifier(object)] != nil {
+            try fireFault(object)
+        }
+        candidates.removeAll { $0.isFault }
+        candidates.sort { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
+        for object in candidates {
+            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            let all = overwrite.contains(ObjectIdentifier(object))
+            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            func changed(_ key: String) -> Bool { all || !ManagedObject.valuesEqual(object.storage[key], object.committed[key]) }
+            var columns: [String] = []
+            var values: [SaveValue] = []
+            for column in store.rowColumns(for: object.entity) {
+                switch column.kind {
+                case .primaryKey, .entityKey, .optimisticLock:
+                    continue
+                case .attribute(_, let name):
+                    guard changed(name) else { continue }
+                    values.append(.value(encode(object, attribute: name)))
+                case .foreignKey(_, let name):
+                    guard changed(name) else { continue }
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey(_, let name):
+                    guard changed(name) else { continue }
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                case .orderKey, .hiddenForeignKey:
+                    guard let value = extras[column.name] else { continue }
+                    values.append(value)
+                }
+                columns.append(column.name)
+            }
+            if !columns.isEmpty { plan.updates.append(.init(object: object, table: table, columns: columns, values: values)) }
+        }
+
+        // Join rows: removals and additions that cancel out are dropped.
+        for (row, join) in joinRemoves.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil {
+            plan.joinDeletes.append((join, row))
+        }
+        for (row, join) in joinAdds.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinRemoves[row] == nil {
+            let orders = joinOrders[row] ?? [:]
+            plan.joinInserts.append(.init(
+                join: join, row: row,
+                sourceOrder: join.sourceOrderColumn.flatMap { orders[$0] },
+                destinationOrder: join.destinationOrderColumn.flatMap { orders[$0] }))
+        }
+        for (row, orders) in joinOrders.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil && joinRemoves[row] == nil {
+            guard let join = store.mapping.joinTable(named: row.table) else { continue }
+            for (column, order) in orders.sorted(by: { $0.key < $1.key }) {
+                plan.joinOrderUpdates.append(.init(join: join, row: row, column: column, order: order))
+            }
+        }
+        return plan
+    }
+
+    private func encode(_ object: ManagedObject, attribute name: String) -> SQLValue {
+        guard let attribute = object.entity.attribute(named: name) else { return .null }
+        return ValueCoding.encode(object.storage[name], as: attribute.attributeType)
+    }
+
+    // MARK: Writing
+
+    /// Runs a plan inside the save's transaction; returns the keys given to new objects.
+    private func execute(_ plan: SavePlan) throws -> [ManagedObjectID: Int64] {
+        var keys: [ManagedObjectID: Int64] = [:]
+        var byRoot: [String: [ManagedObject]] = [:]
+        for (object, _, _, _) in plan.inserts {
+            byRoot[model.rootEntity(of: object.entity).name, default: []].append(object)
+        }
+        for root in byRoot.keys.sorted(by: { entityNumber($0) < entityNumber($1) }) {
+            let objects = byRoot[root] ?? []
+            let first = try store.reservePrimaryKeys(root: root, count: objects.count)
+            for (offset, object) in objects.enumerated() { keys[object.objectID] = first + Int64(offset) }
+        }
+        func resolve(_ value: SaveValue) -> SQLValue {
+            switch value {
+            case .value(let v): return v
+            case .key(let id):
+                if !id.isTemporaryID { return .integer(id.primaryKey) }
+                return keys[id].map(SQLValue.integer) ?? .null
+            case .entity(let id): return .integer(Int64(entityNumber(id.entityName)))
+            }
+        }
+        func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
+        for insert in plan.inserts {
+            try store.insertRow(table: insert.table, columns: insert.columns, values: insert.values.map(resolve))
+        }
+        var conflicts: [ManagedObject] = []
+        for update in plan.updates {
+            let ok = try store.updateRow(
+                table: update.table, columns: update.columns, values: update.values.map(resolve),
+                primaryKey: update.object.objectID.primaryKey, version: update.object.version)
+            if !ok { conflicts.append(update.object) }
+        }
+        for object in plan.deletes {
+            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            if !(try store.deleteRow(table: table, primaryKey: object.objectID.primaryKey, version: object.version)) {
+                conflicts.append(object)
+            }
+        }
+        if !conflicts.isEmpty { throw ConflictsFound(objectIDs: conflicts.map(\.objectID)) }
+        for (join, row) in plan.joinDeletes {
+            try store.deleteJoinRow(join, source: key(row.source), destination: key(row.destination))
+        }
+        for insert in plan.joinInserts {
+            try store.insertJoinRow(
+                insert.join, source: key(insert.row.source), destination: key(insert.row.destination),
+                sourceOrder: insert.sourceOrder, destinationOrder: insert.destinationOrder)
+        }
+        for update in plan.joinOrderUpdates {
+            try store.updateJoinOrder(update.join, column: update.column, order: update.order, source: key(update.row.source), destination: key(update.row.destination))
+        }
+        return keys
+    }
+
+    // MARK: After the commit
+
+    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) {
+        // Temporary IDs become permanent, everywhere they are held.
+        var permanent: [ManagedObjectID: ManagedObjectID] = [:]
+        for (object, _, _, _) in plan.inserts {
+            guard let key = keys[object.objectID] else { continue }
+            let id = ManagedObjectID(entityName: object.entity.name, storeIdentifier: store.identifier, primaryKey: key)
+            permanent[object.objectID] = id
+            registeredObjects[object.objectID] = nil
+            registeredObjects[id] = object
+            object.objectID = id
+            object.isInserted = false
+            object.version = 1
+        }
+        if !permanent.isEmpty {
+            func map(_ value: Any) -> Any {
+                if let id = value as? ManagedObjectID { return permanent[id] ?? id }
+                if let ids = value as? [ManagedObjectID] { return ids.map { permanent[$0] ?? $0 } }
+                return value
+            }
+            for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
+                object.storage = object.storage.mapValues(map)
+                object.committed = object.committed.mapValues(map)
+                for (key, pending) in object.pendingToMany {
+                    object.pendingToMany[key] = PendingToMany(
+                        added: pending.added.map { permanent[$0] ?? $0 }, removed: Set(pending.removed.map { permanent[$0] ?? $0 }))
+                }
+            }
+        }
+        for update in plan.updates {
+            update.object.version += 1
+            store.rowCache[update.object.objectID] = nil
+        }
+        var deletedIDs: [ManagedObjectID] = []
+        for object in plan.deletes + plan.forgotten {
+            if !object.isInserted { deletedIDs.append(object.objectID) }
+            if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+            object.managedObjectContext = nil
+            store.rowCache[object.objectID] = nil
+        }
+        for object in touched.values where !object.isDeleted {
+            object.pendingToMany.removeAll()
+            if !object.isFault {
+                object.committed = object.storage
+            }
+        }
+        var updatedIDs = plan.changed.map(\.objectID)
+        let changedSet = Set(updatedIDs)
+        for update in plan.updates where !changedSet.contains(update.object.objectID) { updatedIDs.append(update.object.objectID) }
+        touched.removeAll()
+        propagatedDeletions.removeAll()
+        undoStack.removeAll()
+        redoStack.removeAll()
+        didSave?(SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs))
+    }
+
+    // MARK: Conflicts
+
+    private func resolveConflicts(_ objects: [ManagedObject], overwrite: inout Set<ObjectIdentifier>, lastAttempt: Bool) throws {
+        var rows: [(ManagedObject, StoreRow?)] = []
+        for object in objects {
+            store.rowCache[object.objectID] = nil
+            rows.append((object, try store.fetchRow(for: object.objectID)))
+        }
+        if mergePolicy == .error || lastAttempt {
+            throw MergeConflictError(conflicts: rows.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.version, storeVersion: $0.1?.version) })
+        }
+        for (object, row) in rows {
+            guard let row else {
+                // The row is gone: whatever the policy, the object cannot be written.
+                forget(object)
+                continue
+            }
+            let changes = object.changedValueIDs()
+            let keys = object.entity.attributes.filter { !$0.isTransient }.map(\.name) + object.entity.relationships.filter(\.isToOne).map(\.name)
+            switch mergePolicy {
+            case .error:
+                break
+            case .rollback:
+                object.isDeleted = false
+                propagatedDeletions.remove(ObjectIdentifier(object))
+                object.storage.removeAll()
+                object.committed.removeAll()
+                object.pendingToMany.removeAll()
+                object.isFault = true
+                fill(object, from: row)
+                touched[ObjectIdentifier(object)] = nil
+            case .overwrite:
+                object.version = row.version
+                overwrite.insert(ObjectIdentifier(object))
+            case .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump:
+                for key in keys {
+                    let stored = row.values[key]
+                    let mine = changes[key]
+                    let storeChanged = !ManagedObject.valuesEqual(stored, object.committed[key])
+                    if let mine, mergePolicy == .mergeByPropertyObjectTrump || !storeChanged {
+                        object.storage[key] = mine
+                    } else {
+                        object.storage[key] = stored
+                    }
+                    object.committed[key] = stored
+                }
+                object.version = row.version
+            }
+        }
+    }
+
+    /// Drops an object whose row no longer exists.
+    func forget(_ object: ManagedObject) {
+        touched[ObjectIdentifier(object)] = nil
+        propagatedDeletions.remove(ObjectIdentifier(object))
+        if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+        object.managedObjectContext = nil
+    }
+}
+
+extension JoinRow {
+    /// A stable order for join-table statements: table, then source and destination keys.
+    static func order(_ a: JoinRow, _ b: JoinRow) -> Bool {
+        (a.table, a.source.primaryKey, a.source.uriRepresentation, a.destination.primaryKey, a.destination.uriRepresentation)
+            < (b.table, b.source.primaryKey, b.source.uriRepresentation, b.destination.primaryKey, b.destination.uriRepresentation)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Brings another context's save into this one (both on the same store): objects it
+    /// updated are reloaded (keeping this context's own unsaved changes on top), objects it
+    /// deleted are forgotten. Inserted objects need nothing: fetches find them.
+    ///
+    /// ```swift
+    /// writer.didSave = { reader.mergeChanges(fromContextDidSave: $0) }
+    /// ```
+    public func mergeChanges(fromContextDidSave notification: SaveNotification) {
+        for id in notification.updatedObjectIDs {
+            store.rowCache[id] = nil
+            guard let object = registeredObjects[id] else { continue }
+            if object.hasPersistentChangedValues {
+                refresh(object, mergeChanges: true)
+            } else if !object.isFault {
+                refresh(object, mergeChanges: false)
+            }
+        }
+        for id in notification.deletedObjectIDs {
+            store.rowCache[id] = nil
+            guard let object = registeredObjects[id] else { continue }
+            forget(object)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import FaultlineModel
+import Foundation
+
+extension ManagedObjectContext {
+    /// Checks every inserted and changed object against its model (required properties,
+    /// minimum and maximum values, lengths and counts, patterns) and every deleted object
+    /// against its Deny rules; throws one ``ValidationError`` listing all failures.
+    public func validatePendingChanges() throws {
+        var failures: [ValidationError.Failure] = []
+        for object in touched.values.sorted(by: ManagedObjectContext.saveOrder) {
+            if object.isDeleted {
+                if !object.isInserted { failures += try denyFailures(object) }
+            } else if object.isInserted || object.isUpdated {
+                failures += try propertyFailures(object)
+            }
+        }
+        guard failures.isEmpty else {
+            throw ValidationError(failures: failures.sorted {
+                ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
+            })
+        }
+    }
+
+    private func denyFailures(_ object: ManagedObject) throws -> [ValidationError.Failure] {
+        var failures: [ValidationError.Failure] = []
+        for relationship in object.entity.relationships where relationship.deleteRule == .deny {
+            let remaining = try relatedIDs(of: object, relationship).filter { !(registeredObjects[$0]?.isDeleted ?? false) }
+            if !remaining.isEmpty {
+                failures.append(.init(
+                    code: .relationshipDeniedDelete, entityName: object.entity.name, objectID: object.objectID, key: relationship.name,
+                    message: "cannot delete: relationship \(relationship.name) (delete rule Deny) still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"))
+            }
+        }
+        return failures
+    }
+
+    private func propertyFailures(_ object: ManagedObject) throws -> [ValidationError.Failure] {
+        var failures: [ValidationError.Failure] = []
+        func fail(_ code: ValidationError.Failure.Code, _ key: String, _ message: String) {
+            failures.append(.init(code: code, entityName: object.entity.name, objectID: object.objectID, key: key, message: message))
+        }
+        // A fault changed only in a to-many (kept from the other side) has its stored,
+        // already valid values: only its relationship counts are checked.
+        let loaded = !object.isFault
+        for attribute in object.entity.attributes where !attribute.isDerived && loaded {
+            let key = attribute.name
+            guard let value = object.storage[key] else {
+                if !attribute.isOptional { fail(.missingMandatoryProperty, key, "\(key) is required") }
+                continue
+            }
+            let minimum = attribute.minValueString.flatMap(Double.init)
+            let maximum = attribute.maxValueString.flatMap(Double.init)
+            switch value {
+            case let text as String:
+                let length = Double(text.utf16.count)
+                if let minimum, length < minimum { fail(.stringTooShort, key, "\(key) is \(Int(length)) characters long, shorter than the minimum \(Int(minimum))") }
+                if let maximum, length > maximum { fail(.stringTooLong, key, "\(key) is \(Int(length)) characters long, longer than the maximum \(Int(maximum))") }
+                if let pattern = attribute.regularExpressionString, !pattern.isEmpty {
+                    let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$")
+                    let range = NSRange(text.startIndex..., in: text)
+                    if regex?.firstMatch(in: text, range: range) == nil { fail(.stringPatternMatching, key, "\(key) \"\(text)\" does not match the pattern \(pattern)") }
+                }
+            case let date as Date:
+                let seconds = date.timeIntervalSinceReferenceDate
+                if let minimum, seconds < minimum { fail(.dateTooSoon, key, "\(key) \(date) is before the minimum \(Date(timeIntervalSinceReferenceDate: minimum))") }
+                if let maximum, seconds > maximum { fail(.dateTooLate, key, "\(key) \(date) is after the maximum \(Date(timeIntervalSinceReferenceDate: maximum))") }
+            default:
+                if let number = Self.number(value) {
+                    if let minimum, number < minimum { fail(.numberTooSmall, key, "\(key) \(value) is below the minimum \(attribute.minValueString ?? "")") }
+                    if let maximum, number > maximum { fail(.numberTooLarge, key, "\(key) \(value) is above the maximum \(attribute.maxValueString ?? "")") }
+                }
+            }
+        }
+        for relationship in object.entity.relationships where !relationship.isTransient {
+            let key = relationship.name
+            if relationship.isToOne {
+                guard loaded else { continue }
+                if !relationship.isOptional && object.storage[key] == nil { fail(.missingMandatoryProperty, key, "\(key) is required") }
+                continue
+            }
+            guard !relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0 else { continue }
+            let count = try relatedIDs(of: object, relationship).count
+            if count == 0 {
+                if !relationship.isOptional { fail(.missingMandatoryProperty, key, "\(key) is required (it is empty)") }
+                continue
+            }
+            if relationship.minCount > 0, count < relationship.minCount {
+                fail(.relationshipLacksMinimumCount, key, "\(key) has \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(relationship.minCount)")
+            }
+            if relationship.maxCount > 0, count > relationship.maxCount {
+                fail(.relationshipExceedsMaximumCount, key, "\(key) has \(count) objects, more than the maximum \(relationship.maxCount)")
+            }
+        }
+        return failures
+    }
+
+    private static func number(_ value: Any) -> Double? {
+        switch value {
+        case is Bool: return nil
+        case let v as any BinaryInteger: return Double(v)
+        case let v as Double: return v
+        case let v as Float: return Double(v)
+        case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// A column value in a save, resolved inside the save's transaction (where new objects get
+/// their primary keys).
+enum SaveValue {
+    /// A plain value.
+    case value(SQLValue)
+    /// The primary key of an object (temporary IDs resolve to the key just reserved).
+    case key(ManagedObjectID)
+    /// The `Z_ENT` number of an object's entity.
+    case entity(ManagedObjectID)
+}
+
+/// One row of a many-to-many join table, by the objects on its two sides.
+struct JoinRow: Hashable {
+    /// The join table.
+    var table: String
+    /// The object in the table's source column (the side that named the table).
+    var source: ManagedObjectID
+    /// The object in the destination column.
+    var destination: ManagedObjectID
+}
+
+extension SQLiteStore {
+    /// Reserves `count` primary keys for an inheritance root, Core Data's way:
+    /// `SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?`, then
+    /// `UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?`.
+    /// Returns the first key; the keys are `first ..< first + count`.
+    func reservePrimaryKeys(root: String, count: Int) throws -> Int64 {
+        guard let number = mapping.entity(root)?.entityNumber else {
+            throw StoreError(.incompatibleModel, "entity \(root) has no Z_PRIMARYKEY row", path: path)
+        }
+        let max = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])?.int64 ?? 0
+        try connection.execute(
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            [.integer(max + Int64(count)), .integer(Int64(number)), .integer(max)])
+        guard connection.changes == 1 else {
+            throw StoreError(.cannotOpen, "could not reserve primary keys for \(root): Z_PRIMARYKEY changed underneath", path: path)
+        }
+        return max + 1
+    }
+
+    /// The columns of an entity's rows, in table order: the three fixed columns, then those
+    /// of the entity's own and inherited properties, and hidden foreign keys pointing at it.
+    func rowColumns(for entity: EntityDescription) -> [ColumnMapping] {
+        guard let entityMapping = mapping.entity(entity.name), let table = mapping.table(named: entityMapping.table) else { return [] }
+        let chain = Set(model.inheritanceChain(of: entity).map(\.name))
+        return table.columns.filter { column in
+            switch column.kind {
+            case .primaryKey, .entityKey, .optimisticLock: return true
+            case .attribute(let e, _), .foreignKey(let e, _), .foreignEntityKey(let e, _), .orderKey(let e, _): return chain.contains(e)
+            case .hiddenForeignKey(let source, let relationship):
+                guard let destination = model.entity(named: source)?.relationship(named: relationship)?.destinationEntityName else { return false }
+                return chain.contains(destination)
+            }
+        }
+    }
+
+    /// `INSERT INTO ZT(Z_PK, Z_ENT, Z_OPT, …) VALUES(?, …)` with every column of the entity.
+    func insertRow(table: String, columns: [String], values: [SQLValue]) throws {
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try connection.execute("INSERT INTO \(table)(\(columns.joined(separator: ", "))) VALUES(\(placeholders))", values)
+    }
+
+    /// `UPDATE ZT SET ZA = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had
+    /// that version (an optimistic locking failure).
+    func updateRow(table: String, columns: [String], values: [SQLValue], primaryKey: Int64, version: Int64) throws -> Bool {
+        let assignments = (columns + ["Z_OPT"]).map { "\($0) = ?" }.joined(separator: ", ")
+        try connection.execute(
+            "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?",
+            values + [.integer(version + 1), .integer(primaryKey), .integer(version)])
+        return connection.changes > 0
+    }
+
+    /// `DELETE FROM ZT WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had that version.
+    func deleteRow(table: String, primaryKey: Int64, version: Int64) throws -> Bool {
+        try connection.execute("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(primaryKey), .integer(version)])
+        return connection.changes > 0
+    }
+
+    /// `INSERT INTO Z_1TAGS(Z_1ITEMS, Z_2TAGS[, Z_FOK_…]) VALUES(?, ?[, …])`.
+    func insertJoinRow(_ join: JoinTableMapping, source: Int64, destination: Int64, sourceOrder: Int64?, destinationOrder: Int64?) throws {
+        var columns = [join.sourceColumn, join.destinationColumn]
+        var values: [SQLValue] = [.integer(source), .integer(destination)]
+        if let c = join.sourceOrderColumn {
+            columns.append(c)
+            values.append(sourceOrder.map(SQLValue.integer) ?? .null)
+        }
+        if let c = join.destinationOrderColumn {
+            columns.append(c)
+            values.append(destinationOrder.map(SQLValue.integer) ?? .null)
+        }
+        try insertRow(table: join.name, columns: columns, values: values)
+    }
+
+    /// `DELETE FROM Z_1TAGS WHERE Z_1ITEMS = ? AND Z_2TAGS = ?`.
+    func deleteJoinRow(_ join: JoinTableMapping, source: Int64, destination: Int64) throws {
+        try connection.execute("DELETE FROM \(join.name) WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?", [.integer(source), .integer(destination)])
+    }
+
+    /// `UPDATE Z_1TAGS SET Z_FOK_… = ? WHERE Z_1ITEMS = ? AND Z_2TAGS = ?`: a new position.
+    func updateJoinOrder(_ join: JoinTableMapping, column: String, order: Int64, source: Int64, destination: Int64) throws {
+        try connection.execute(
+            "UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?",
+            [.integer(order), .integer(source), .integer(destination)])
+    }
+}

@@ -1,0 +1,353 @@
+import Faultline
+import FaultlineModel
+import FaultlinePredicate
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// Changes and saving on the Inventory sample (a temporary copy): exact SQL, the file
+/// afterwards read back with raw SQL, conflicts between two coordinators.
+@Suite struct SaveTests {
+    static let modelURL = TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld")
+
+    /// A writable copy of the Inventory store.
+    static func copyOfInventory() throws -> URL {
+        let folder = try TestSupport.temporaryDirectory("faultline-save")
+        let url = folder.appendingPathComponent("Inventory.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite"), to: url)
+        return url
+    }
+
+    static func open(_ url: URL, readOnly: Bool = false) throws -> (ManagedObjectContext, Recorder) {
+        let model = try ManagedObjectModel(contentsOf: modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: readOnly))
+        let recorder = Recorder()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { recorder.append(sql, arguments) }
+        }
+        return (ManagedObjectContext(coordinator: coordinator), recorder)
+    }
+
+    @Test func insertReservesAKeyAndInsertsTheRow() throws {
+        let url = try Self.copyOfInventory()
+        let (context, sql) = try Self.open(url)
+        let asset = try context.insertObject(entityName: "Asset")
+        #expect(asset.objectID.isTemporaryID)
+        #expect(asset.objectID.uriRepresentation.hasPrefix("x-coredata:///Asset/t"))
+        try asset.setValue("Drone", forKey: "label")
+        #expect(context.hasChanges && context.insertedObjects == [asset])
+        try context.save()
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            "INSERT INTO ZASSET(Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES(?, ?, ?, ?)",
+            "COMMIT",
+        ])
+        #expect(sql.arguments[1] == [1])
+        #expect(sql.arguments[2] == [6, 1, 5])
+        #expect(sql.arguments[3] == [6, 1, 1, "Drone"])
+        #expect(!context.hasChanges)
+        #expect(asset.objectID.uriRepresentation == "x-coredata://\(context.coordinator.store.identifier)/Asset/p6")
+        #expect(context.object(with: asset.objectID) === asset)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.query("SELECT Z_PK, Z_ENT, Z_OPT, ZLABEL FROM ZASSET WHERE Z_PK = 6").first?.values == [6, 1, 1, "Drone"])
+        #expect(try raw.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") == 6)
+    }
+
+    @Test func insertWithRelationshipsKeepsInversesAndWritesForeignKeys() throws {
+        let url = try Self.copyOfInventory()
+        let (context, sql) = try Self.open(url)
+        let assets = try context.fetch(FetchRequest(entityName: "Asset"))
+        let laptop = try #require(assets.first { $0.value(forKey: "label") as? String == "Laptop" })
+        let garage = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: 2))
+        let inventory = try context.insertObject(entityName: "Inventory")
+        #expect(inventory.value(forKey: "count") as? Int16 == 0)  // the model's default
+        try inventory.setValue(3, forKey: "count")
+        try inventory.setValue(Date(timeIntervalSinceReferenceDate: 820_000_000), forKey: "date")
+        try inventory.setValue(laptop, forKey: "asset")
+        try garage.addObject(inventory, toRelationship: "inventories")
+        #expect(inventory.value(forKey: "location") as? ManagedObject === garage)
+        #expect((laptop.value(forKey: "inventories") as? [ManagedObject])?.contains(inventory) == true)
+        sql.clear()
+        try context.save()
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            "INSERT INTO ZINVENTORY(Z_PK, Z_ENT, Z_OPT, ZCOUNT, ZASSET, ZLOCATION, ZDATE) VALUES(?, ?, ?, ?, ?, ?, ?)",
+            "COMMIT",
+        ])
+        #expect(sql.arguments[3] == [9, 2, 1, 3, 4, 2, .real(820_000_000)])
+        #expect(inventory.objectID.primaryKey == 9)
+        // The garage's to-many, never fired, now loads from the store with the new row.
+        #expect((garage.value(forKey: "inventories") as? [ManagedObject])?.map(\.objectID.primaryKey) == [4, 5, 9])
+    }
+
+    @Test func updateWritesChangedColumnsWithTheVersionChecked() throws {
+        let url = try Self.copyOfInventory()
+        let (context, sql) = try Self.open(url)
+        let location = try #require(try context.fetch(FetchRequest(entityName: "Location")).first)
+        try location.setValue("Cellar", forKey: "label")
+        #expect(context.updatedObjects == [location])
+        #expect(location.changedValues()["label"] as? String == "Cellar")
+        #expect(location.committedValues(forKeys: ["label"])["label"] as? String == "Jaye's Basement")
+        sql.clear()
+        try context.save()
+        #expect(sql.sql == ["BEGIN EXCLUSIVE", "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
+        #expect(sql.arguments[1] == ["Cellar", 2, 1, 1])
+        #expect(location.version == 2)
+        #expect(location.changedValues().isEmpty)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.query("SELECT Z_OPT, ZLABEL FROM ZLOCATION WHERE Z_PK = 1").first?.values == [2, "Cellar"])
+        // Moving an inventory to another asset updates its foreign key only.
+        let inventory = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+        let bicycle = context.object(with: ManagedObjectID(entityName: "Asset", storeIdentifier: context.coordinator.store.identifier, primaryKey: 3))
+        try inventory.setValue(bicycle, forKey: "asset")
+        sql.clear()
+        try context.save()
+        #expect(sql.sql == ["BEGIN EXCLUSIVE", "UPDATE ZINVENTORY SET ZASSET = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
+        #expect(sql.arguments[1] == [3, 2, 1, 1])
+    }
+
+    @Test func deleteCascadesAndNullifies() throws {
+        let url = try Self.copyOfInventory()
+        let (context, sql) = try Self.open(url)
+        let mug = context.object(with: ManagedObjectID(entityName: "Asset", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+        let basement = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+        context.delete(mug)
+        try context.processPendingChanges()
+        #expect(context.deletedObjects.map(\.objectID.primaryKey).sorted() == [1, 1, 6])  // the mug and inventories 1 and 6
+        sql.clear()
+        try context.save()
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "DELETE FROM ZASSET WHERE Z_PK = ? AND Z_OPT = ?",
+            "DELETE FROM ZINVENTORY WHERE Z_PK = ? AND Z_OPT = ?",
+            "DELETE FROM ZINVENTORY WHERE Z_PK = ? AND Z_OPT = ?",
+            "COMMIT",
+        ])
+        #expect(sql.arguments[1] == [1, 1] && sql.arguments[2] == [1, 1] && sql.arguments[3] == [6, 1])
+        #expect((basement.value(forKey: "inventories") as? [ManagedObject])?.map(\.objectID.primaryKey) == [2, 3])
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZINVENTORY") == 6)
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZASSET WHERE Z_PK = 1") == 0)
+    }
+
+    @Test func typeErrorsNameEntityAndKey() throws {
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        let inventory = try context.insertObject(entityName: "Inventory")
+        #expect(throws: ManagedObjectError.self) { try inventory.setValue("many", forKey: "count") }
+        do {
+            try inventory.setValue(70_000, forKey: "count")
+            Issue.record("an Int16 out of range was accepted")
+        } catch let error as ManagedObjectError {
+            #expect(error.code == .typeMismatch && error.entityName == "Inventory" && error.key == "count")
+            #expect(error.description.contains("Inventory.count"))
+        }
+        do {
+            try inventory.setValue(1, forKey: "colour")
+            Issue.record("an unknown key was accepted")
+        } catch let error as ManagedObjectError {
+            #expect(error.code == .unknownKey && error.key == "colour")
+        }
+        let location = try context.insertObject(entityName: "Location")
+        #expect(throws: ManagedObjectError.self) { try inventory.setValue(location, forKey: "asset") }
+        #expect(throws: ManagedObjectError.self) { _ = try context.insertObject(entityName: "Nope") }
+    }
+
+    @Test func aReadOnlyStoreRefusesToSaveAndChangesNothing() throws {
+        let url = try Self.copyOfInventory()
+        let before = try TestSupport.snapshot(of: url.deletingLastPathComponent())
+        let (context, _) = try Self.open(url, readOnly: true)
+        try context.insertObject(entityName: "Asset").setValue("Kite", forKey: "label")
+        do {
+            try context.save()
+            Issue.record("a read-only store saved")
+        } catch let error as StoreError {
+            #expect(error.code == .readOnly)
+        }
+        #expect(context.hasChanges)
+        #expect(try TestSupport.snapshot(of: url.deletingLastPathComponent()) == before)
+    }
+
+    @Test func rollbackUndoAndRedo() throws {
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        let location = try #require(try context.fetch(FetchRequest(entityName: "Location")).first)
+        try location.setValue("Attic", forKey: "label")
+        let asset = try context.insertObject(entityName: "Asset")
+        try asset.setValue("Lamp", forKey: "label")
+        context.undo()  // the label of the lamp
+        #expect(asset.value(forKey: "label") == nil)
+        context.undo()  // the insert
+        #expect(context.insertedObjects.isEmpty)
+        context.redo()
+        #expect(context.insertedObjects == [asset])
+        context.undo()
+        context.undo()  // the location's label
+        #expect(location.value(forKey: "label") as? String == "Jaye's Basement")
+        #expect(!context.hasChanges)
+        context.redo()
+        #expect(location.value(forKey: "label") as? String == "Attic")
+        context.rollback()
+        #expect(location.value(forKey: "label") as? String == "Jaye's Basement")
+        #expect(!context.hasChanges && !context.canUndo)
+        // Undo of a relationship change restores both sides.
+        let inventory = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+        let office = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: 3))
+        try office.addObject(inventory, toRelationship: "inventories")
+        #expect((location.value(forKey: "inventories") as? [ManagedObject])?.contains(inventory) == false)
+        context.undo()
+        #expect(inventory.value(forKey: "location") as? ManagedObject === location)
+        #expect((location.value(forKey: "inventories") as? [ManagedObject])?.contains(inventory) == true)
+        #expect((office.value(forKey: "inventories") as? [ManagedObject])?.contains(inventory) == false)
+    }
+
+    @Test func fetchesSeePendingChanges() throws {
+        let url = try Self.copyOfInventory()
+        let (context, sql) = try Self.open(url)
+        let drone = try context.insertObject(entityName: "Asset")
+        try drone.setValue("Drone", forKey: "label")
+        let mug = context.object(with: ManagedObjectID(entityName: "Asset", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+        context.delete(mug)
+        var request = FetchRequest(entityName: "Asset")
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
+        let labels = try context.fetch(request).map { $0.value(forKey: "label") as? String ?? "" }
+        #expect(labels == ["Bicycle", "Camping Stove", "Drone", "Laptop", "T-shirt"])
+        request.predicate = try FLPredicate(format: "label BEGINSWITH 'D'")
+        #expect(try context.fetch(request).contains(drone))
+        request.includesPendingChanges = false
+        request.predicate = nil
+        #expect(try context.fetch(request).count == 5)
+        _ = sql
+    }
+
+    @Test func didSaveReportsPermanentIDsAndASecondContextMerges() throws {
+        let url = try Self.copyOfInventory()
+        let (writer, _) = try Self.open(url)
+        let reader = ManagedObjectContext(coordinator: writer.coordinator)
+        let readerLocation = try #require(try reader.fetch(FetchRequest(entityName: "Location")).first)
+        #expect(readerLocation.value(forKey: "label") as? String == "Jaye's Basement")
+        var notifications: [SaveNotification] = []
+        writer.didSave = { notifications.append($0); reader.mergeChanges(fromContextDidSave: $0) }
+        let location = try #require(try writer.fetch(FetchRequest(entityName: "Location")).first)
+        try location.setValue("Cellar", forKey: "label")
+        let asset = try writer.insertObject(entityName: "Asset")
+        try asset.setValue("Kite", forKey: "label")
+        try writer.save()
+        #expect(notifications.count == 1)
+        #expect(notifications.first?.insertedObjectIDs == [asset.objectID])
+        #expect(notifications.first?.updatedObjectIDs == [location.objectID])
+        #expect(readerLocation.value(forKey: "label") as? String == "Cellar")
+    }
+}
+
+/// Two coordinators on one file: optimistic locking and merge policies.
+@Suite struct ConflictTests {
+    static func twoContexts() throws -> (URL, ManagedObjectContext, ManagedObjectContext, Recorder) {
+        let url = try SaveTests.copyOfInventory()
+        let (a, recorder) = try SaveTests.open(url)
+        let (b, _) = try SaveTests.open(url)
+        return (url, a, b, recorder)
+    }
+
+    static func location(_ context: ManagedObjectContext, _ pk: Int64 = 1) throws -> ManagedObject {
+        let object = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: pk))
+        _ = object.value(forKey: "label")
+        return object
+    }
+
+    @Test func aRowChangedElsewhereFailsTheSaveAndWritesNothing() throws {
+        let (url, a, b, sql) = try Self.twoContexts()
+        let mine = try Self.location(a)
+        let theirs = try Self.location(b)
+        try theirs.setValue("Theirs", forKey: "label")
+        try b.save()
+        try mine.setValue("Mine", forKey: "label")
+        let kite = try a.insertObject(entityName: "Asset")
+        try kite.setValue("Kite", forKey: "label")
+        sql.clear()
+        do {
+            try a.save()
+            Issue.record("the conflict was not detected")
+        } catch let error as MergeConflictError {
+            #expect(error.conflicts == [MergeConflict(objectID: mine.objectID, objectVersion: 1, storeVersion: 2)])
+            #expect(error.description.contains("read at version 1, store has version 2"))
+        }
+        #expect(Array(sql.sql.prefix(6)) == [
+            "BEGIN EXCLUSIVE",
+            "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            "INSERT INTO ZASSET(Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES(?, ?, ?, ?)",
+            "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "ROLLBACK",
+        ])
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.query("SELECT Z_OPT, ZLABEL FROM ZLOCATION WHERE Z_PK = 1").first?.values == [2, "Theirs"])
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZASSET") == 5)
+        #expect(try raw.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") == 5)
+        #expect(a.hasChanges && kite.objectID.isTemporaryID)
+
+        // Object wins: the save goes through over the store's version.
+        a.mergePolicy = .overwrite
+        try a.save()
+        #expect(try raw.query("SELECT Z_OPT, ZLABEL FROM ZLOCATION WHERE Z_PK = 1").first?.values == [3, "Mine"])
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZASSET") == 6)
+    }
+
+    @Test func storeWinsDropsTheConflictingChanges() throws {
+        let (url, a, b, _) = try Self.twoContexts()
+        let mine = try Self.location(a)
+        let theirs = try Self.location(b)
+        try theirs.setValue("Theirs", forKey: "label")
+        try b.save()
+        try mine.setValue("Mine", forKey: "label")
+        a.mergePolicy = .rollback
+        try a.save()
+        #expect(mine.value(forKey: "label") as? String == "Theirs")
+        #expect(!a.hasChanges)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.query("SELECT Z_OPT, ZLABEL FROM ZLOCATION WHERE Z_PK = 1").first?.values == [2, "Theirs"])
+    }
+
+    @Test func deletingARowChangedElsewhereConflicts() throws {
+        let (_, a, b, _) = try Self.twoContexts()
+        let mine = try Self.location(a, 2)
+        try Self.location(b, 2).setValue("Shed", forKey: "label")
+        try b.save()
+        a.delete(mine)
+        #expect(throws: MergeConflictError.self) { try a.save() }
+    }
+
+    @Test func aBusyDatabaseFailsAfterTheTimeoutAndTheSaveCanBeRetried() throws {
+        let (url, a, _, _) = try Self.twoContexts()
+        let other = try Connection(path: url.path, mode: .readWrite)
+        try other.execute("BEGIN EXCLUSIVE")
+        a.coordinator.store.connection.setBusyTimeout(milliseconds: 50)
+        try a.insertObject(entityName: "Asset").setValue("Kite", forKey: "label")
+        #expect(throws: SQLiteError.self) { try a.save() }
+        #expect(a.hasChanges)
+        try other.execute("COMMIT")
+        try a.save()
+        #expect(try other.scalar("SELECT ZLABEL FROM ZASSET WHERE Z_PK = 6") == "Kite")
+    }
+}
+
+/// Statements a test saw, with their arguments.
+final class Recorder: @unchecked Sendable {
+    private(set) var sql: [String] = []
+    private(set) var arguments: [[SQLValue]] = []
+
+    func append(_ statement: String, _ values: [SQLValue]) {
+        sql.append(statement)
+        arguments.append(values)
+    }
+
+    func clear() {
+        sql.removeAll()
+        arguments.removeAll()
+    }
+}
