@@ -209,6 +209,8 @@ public final class Shell {
         case "show": try show(rest)
         case "explain": try explain(rest)
         case "refresh": try refresh(rest)
+        case "insert", "set", "add", "remove", "delete", "save", "rollback", "undo", "redo", "changes":
+            try runChangeCommand(command, rest)
         default:
             if word.hasPrefix("$") {
                 try evaluate(line)
@@ -227,6 +229,9 @@ public final class Shell {
 
     /// Marks the session as finished (`.quit`).
     func quit() { didQuit = true }
+
+    /// Takes a `.quit` back (the user chose to keep unsaved changes).
+    public func cancelQuit() { didQuit = false }
 
     static func splitFirstWord(_ line: String) -> (String, String) {
         guard let space = line.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (line, "") }

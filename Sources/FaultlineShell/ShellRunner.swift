@@ -9,6 +9,7 @@ public enum ShellRunner {
     /// Runs commands given with `-c`; returns the exit status.
     public static func run(commands: [String], shell: Shell, keepGoing: Bool) -> Int32 {
         var status: Int32 = 0
+        defer { warnOfUnsavedChanges(shell) }
         for command in commands {
             if !execute(command, shell: shell, location: nil) {
                 status = 1
@@ -19,12 +20,19 @@ public enum ShellRunner {
         return status
     }
 
+    /// A script that ends with changes it did not save says so.
+    static func warnOfUnsavedChanges(_ shell: Shell) {
+        guard let summary = shell.unsavedChangesSummary else { return }
+        FileHandle.standardError.write(Data("faultline: warning: the script ended with unsaved changes (\(summary)); they were not written\n".utf8))
+    }
+
     /// Runs lines read from standard input; a terminal gets a prompt and line editing.
     public static func runStandardInput(shell: Shell, keepGoing: Bool) -> Int32 {
         if isatty(STDIN_FILENO) != 0 {
             return runInteractive(shell: shell)
         }
         var status: Int32 = 0
+        defer { warnOfUnsavedChanges(shell) }
         var pending = ""
         var lineNumber = 0
         var startLine = 0
@@ -109,6 +117,13 @@ public enum ShellRunner {
             Interactive.running = 1
             _ = execute(command, shell: shell, location: nil)
             Interactive.running = 0
+            if shell.didQuit, let summary = shell.unsavedChangesSummary {
+                let answer = readline("There are unsaved changes (\(summary)). Quit without saving? [y/N] ")
+                faultline_unblock_sigint()
+                let yes = answer.map { String(cString: $0).lowercased().hasPrefix("y") } ?? false
+                free(answer)
+                if !yes { shell.cancelQuit() }
+            }
             if Interactive.interrupted != 0 {
                 FileHandle.standardError.write(Data("Interrupted.\n".utf8))
                 Interactive.interrupted = 0

@@ -9,12 +9,22 @@ final class ShellHarness {
     var err: [String] = []
     let shell: Shell
 
-    init(sqlDebug: Int = 0) throws {
+    init(sqlDebug: Int = 0, storePath: String? = nil, writable: Bool = false) throws {
         let box = Lines()
         shell = try Shell(
-            storePath: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path, modelPath: nil,
-            sqlDebugLevel: sqlDebug, output: Shell.Output(out: { box.out.append($0) }, err: { box.err.append($0) }))
+            storePath: storePath ?? TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path, modelPath: nil,
+            writable: writable, sqlDebugLevel: sqlDebug, output: Shell.Output(out: { box.out.append($0) }, err: { box.err.append($0) }))
         lines = box
+    }
+
+    /// A writable copy of a sample (store and model) in a temporary folder.
+    static func writableCopy(of sample: String) throws -> URL {
+        let folder = try TestSupport.temporaryDirectory("writable")
+        let source = TestSupport.packageRoot.appendingPathComponent("Samples/\(sample)")
+        for name in ["\(sample).sqlite", "\(sample).xcdatamodeld"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        return folder.appendingPathComponent("\(sample).sqlite")
     }
 
     private let lines: Lines
@@ -230,5 +240,92 @@ final class Lines: @unchecked Sendable {
         #expect(complete("$1.lo") == ["$1.location"])
         #expect(complete("show $") == ["$1", "$2"])
         #expect(complete(".mode j") == ["json"])
+    }
+}
+
+@Suite struct ShellChangeTests {
+    @Test func insertSetSaveWritesCoreDatasSQLAndTheRowsAreThereAfterwards() throws {
+        let store = try ShellHarness.writableCopy(of: "Inventory")
+        defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+        let h = try ShellHarness(sqlDebug: 1, storePath: store.path, writable: true)
+        try h.run("fetch Location where label == 'Garage'")
+        try h.run("insert Asset label = \"Kayak\"", "insert Inventory count = 3, date = \"2026-11-22T10:00:00Z\", asset = $2, location = $1")
+        try h.run("set $1.label = \"Garage, east wall\"")
+        h.clear()
+        try h.run("changes")
+        #expect(h.output.contains("| $2     | inserted | Asset     | inventories = $3; label = Kayak"))
+        #expect(h.output.contains("| $3     | inserted | Inventory | asset = $2; count = 3; date = 2026-11-22T10:00:00Z; location = $1"))
+        h.clear()
+        try h.run("save")
+        #expect(h.output == "saved: 2 inserted, 1 updated, 0 deleted")
+        let sql = h.log.split(separator: "\n").filter { $0.hasPrefix("CoreData: sql: ") }.map { String($0.dropFirst(15)) }
+        #expect(sql == [
+            "BEGIN EXCLUSIVE",
+            "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
+            "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+            "INSERT INTO ZASSET(Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES(?, ?, ?, ?)",
+            "INSERT INTO ZINVENTORY(Z_PK, Z_ENT, Z_OPT, ZCOUNT, ZASSET, ZLOCATION, ZDATE) VALUES(?, ?, ?, ?, ?, ?, ?)",
+            "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "COMMIT",
+        ])
+        // Handles follow the objects to their permanent IDs; a new session reads the rows.
+        h.clear()
+        try h.run("$3")
+        #expect(h.output.contains("x-coredata://F00DF00D-0000-4000-8000-000000000001/Inventory/p9"))
+        let again = try ShellHarness(storePath: store.path)
+        try again.run(".mode csv", "fetch Inventory where asset.label == 'Kayak' show count, date, location.label")
+        #expect(again.output == "#,count,date,location.label\r\n$1,3,2026-11-22T10:00:00Z,\"Garage, east wall\"")
+    }
+
+    @Test func aReadOnlyStoreRefusesToSaveAndNothingChanges() throws {
+        let store = try ShellHarness.writableCopy(of: "Inventory")
+        defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+        let before = try TestSupport.snapshot(of: store.deletingLastPathComponent())
+        let h = try ShellHarness(storePath: store.path)
+        try h.run("insert Location label = \"Attic\"")
+        #expect(throws: (any Error).self) { try h.run("save") }
+        #expect(try TestSupport.snapshot(of: store.deletingLastPathComponent()) == before)
+    }
+
+    @Test func undoRedoRollbackAndDelete() throws {
+        let store = try ShellHarness.writableCopy(of: "Inventory")
+        defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+        let h = try ShellHarness(storePath: store.path, writable: true)
+        try h.run("fetch Location sort by label")
+        try h.run("set $1.label = \"Carport\"", "undo")
+        h.clear()
+        try h.run("$1.label")
+        #expect(h.output == "Garage")
+        try h.run("redo")
+        h.clear()
+        try h.run("$1.label")
+        #expect(h.output == "Carport")
+        try h.run("rollback")
+        h.clear()
+        try h.run("$1.label", "changes")
+        #expect(h.output == "Garage\nno unsaved changes")
+        try h.run("delete $1", "save", "count Location", "count Inventory")
+        // Location's inventories cascade.
+        #expect(h.output.hasSuffix("saved: 0 inserted, 0 updated, 1 deleted\n2\n6"))
+    }
+
+    @Test func badValuesAndRequiredAttributesSayWhatIsWrong() throws {
+        let store = try ShellHarness.writableCopy(of: "Recipes")
+        defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+        let h = try ShellHarness(storePath: store.path, writable: true)
+        #expect(throws: ShellError.self) { try h.run("insert Ingredient displayOrder = \"first\"") }
+        #expect(throws: ShellError("keypath date not found in entity Ingredient")) { try h.run("insert Ingredient date = 1") }
+        try h.run("insert Recipe overview = \"no name\"")
+        do {
+            try h.run("save")
+            Issue.record("a recipe without a name was saved")
+        } catch {
+            #expect("\(error)".contains("name"))
+        }
+        #expect(throws: ShellError("cannot read the value tasty: write strings in quotes, numbers, true/false, nil, or a handle such as $3")) {
+            try h.run("insert Ingredient name = tasty")
+        }
     }
 }

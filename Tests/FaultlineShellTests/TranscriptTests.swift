@@ -133,6 +133,12 @@ import Testing
         #expect(lonely.stderr.hasPrefix("faultline: warning: \(lone.path): the store has no model cache; the model was inferred from its tables"))
     }
 
+    @Test func aScriptThatEndsWithUnsavedChangesSaysSo() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "insert Location label = \"Shed\"\n")
+        #expect(result.status == 0)
+        #expect(result.stderr == "faultline: warning: the script ended with unsaved changes (1 inserted, 0 updated, 0 deleted); they were not written\n")
+    }
+
     @Test func aMissingStoreIsAClearError() throws {
         let result = try TestSupport.faultline(["/nonexistent/Store.sqlite", "--model", "Samples/Inventory/Inventory.xcdatamodeld", "-c", "count Asset"])
         #expect(result.status == 1)
