@@ -43,6 +43,7 @@ extension ManagedObjectContext {
     /// - Throws: ``ManagedObjectError`` (`cannotInsert`) when the entity is unknown or abstract.
     @discardableResult
     public func insertObject(entityName: String) throws -> ManagedObject {
+        checkAccess()
         guard let entity = model.entity(named: entityName) else {
             throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
         }
@@ -71,6 +72,7 @@ extension ManagedObjectContext {
     /// related objects fails the save's validation. Deleting an inserted object simply
     /// forgets it at the next save.
     public func delete(_ object: ManagedObject) {
+        checkAccess()
         guard object.managedObjectContext === self, !object.isDeleted else { return }
         recordingChanges {
             willChange(object)
@@ -293,6 +295,7 @@ extension ManagedObjectContext {
 
     /// Runs `body` as one undo step (nested calls join the outer step).
     func recordingChanges<T>(_ body: () throws -> T) rethrows -> T {
+        checkAccess()
         if openGroup != nil { return try body() }
         openGroup = []
         openGroupMembers = []
@@ -323,6 +326,7 @@ extension ManagedObjectContext {
     /// The stack holds changes since the last ``save()``, ``rollback()`` or ``reset()``: a
     /// save clears it (saved changes are not undone), as do rollback and reset.
     public func undo() {
+        checkAccess()
         guard let group = undoStack.popLast() else { return }
         let current = group.map { capture($0.object) }
         for state in group.reversed() { restore(state) }
@@ -331,6 +335,7 @@ extension ManagedObjectContext {
 
     /// Redoes the last undone change.
     public func redo() {
+        checkAccess()
         guard let group = redoStack.popLast() else { return }
         let current = group.map { capture($0.object) }
         for state in group.reversed() { restore(state) }
@@ -371,6 +376,7 @@ extension ManagedObjectContext {
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones come back,
     /// changed ones get their committed values again. Clears the undo stack.
     public func rollback() {
+        checkAccess()
         for object in touched.values {
             if object.isInserted {
                 if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
@@ -395,6 +401,7 @@ extension ManagedObjectContext {
     /// Forgets every object (they are no longer registered; unsaved changes are lost) and
     /// clears the undo stack and the store's row cache.
     public func reset() {
+        checkAccess()
         for object in registeredObjects.values { object.managedObjectContext = nil }
         for object in touched.values { object.managedObjectContext = nil }
         registeredObjects.removeAll()
@@ -402,7 +409,7 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        store.rowCache.removeAll()
+        coordinator.performAndWait { store.rowCache.removeAll() }
     }
 
     // MARK: Fetching with pending changes

@@ -68,8 +68,20 @@ extension ManagedObjectContext {
     ///   with every failure; ``MergeConflictError`` when rows changed in the store since they
     ///   were read and ``mergePolicy`` is `.error`; a SQLite error (e.g. busy after the
     ///   timeout).
+    /// A child context's save writes nothing: it pushes its changes into its parent (see
+    /// ``saveToParent()``). ``didSave`` is called after the store is unlocked, so it may hand
+    /// the notification to another context's queue.
     public func save() throws {
-        guard hasChanges || !touched.isEmpty else { return }
+        checkAccess()
+        if parent != nil { return try saveToParent() }
+        guard let notification = try saveToStore() else { return }
+        didSave?(notification)
+    }
+
+    /// The save's work, with the coordinator's store lock held; nil when there was nothing to save.
+    private func saveToStore() throws -> SaveNotification? {
+        guard hasChanges || !touched.isEmpty else { return nil }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if store.isReadOnly {
             throw StoreError(.readOnly, "the store is read-only: save refused, nothing was written", path: store.path)
         }
@@ -82,8 +94,7 @@ extension ManagedObjectContext {
             let plan = try makeSavePlan(overwrite: overwrite)
             do {
                 let keys = try store.connection.transaction(.exclusive) { try execute(plan) }
-                finishSave(plan, keys: keys)
-                return
+                return finishSave(plan, keys: keys)
             } catch let found as ConflictsFound {
                 try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
             }
@@ -323,7 +334,7 @@ extension ManagedObjectContext {
 
     // MARK: After the commit
 
-    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) {
+    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> SaveNotification {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         for (object, _, _, _) in plan.inserts {
@@ -336,6 +347,7 @@ extension ManagedObjectContext {
             object.isInserted = false
             object.version = 1
         }
+        recordPermanentIDs(permanent)
         if !permanent.isEmpty {
             func map(_ value: Any) -> Any {
                 if let id = value as? ManagedObjectID { return permanent[id] ?? id }
@@ -375,7 +387,7 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        didSave?(SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs))
+        return SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs)
     }
 
     // MARK: Conflicts
@@ -455,6 +467,9 @@ extension ManagedObjectContext {
     /// writer.didSave = { reader.mergeChanges(fromContextDidSave: $0) }
     /// ```
     public func mergeChanges(fromContextDidSave notification: SaveNotification) {
+        checkAccess()
+        if parent != nil { return mergeChangesIntoChild(notification) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         for id in notification.updatedObjectIDs {
             store.rowCache[id] = nil
             guard let object = registeredObjects[id] else { continue }

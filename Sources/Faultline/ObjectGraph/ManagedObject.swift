@@ -55,6 +55,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// the destination objects as an array (in the relationship's order when it is ordered),
     /// firing the relationship fault the first time.
     public func value(forKey key: String) -> Any? {
+        managedObjectContext?.checkAccess()
         if isFault, let context = managedObjectContext {
             try? context.fireFault(self)
         }

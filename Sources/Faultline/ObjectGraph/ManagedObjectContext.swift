@@ -16,8 +16,16 @@ import Foundation
 /// try context.save()   // BEGIN EXCLUSIVE … INSERT INTO ZASSET(Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES(?, ?, ?, ?) … COMMIT
 /// ```
 public final class ManagedObjectContext {
-    /// The coordinator the context fetches through.
+    /// The coordinator the context fetches through (a child context's is its parent's).
     public let coordinator: PersistentStoreCoordinator
+    /// The context a child context fetches through and saves into; nil for a context on the
+    /// coordinator. See `Context+Child.swift`.
+    public let parent: ManagedObjectContext?
+    /// The queue discipline, owner thread and debug checks. See `Context+Concurrency.swift`.
+    let concurrency: ContextConcurrency
+    /// Temporary IDs of objects this context saved, with the permanent IDs they got, kept
+    /// while it has child contexts (which may still hold the temporary ones).
+    var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// Objects registered in the context, by ID.
     public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 
@@ -43,9 +51,12 @@ public final class ManagedObjectContext {
     var openGroup: [ObjectState]?
     var openGroupMembers: Set<ObjectIdentifier> = []
 
-    /// Creates a context on a coordinator.
-    public init(coordinator: PersistentStoreCoordinator) {
+    /// The one designated initializer; the public ones are in `Context+Concurrency.swift`
+    /// and `Context+Child.swift`.
+    init(coordinator: PersistentStoreCoordinator, parent: ManagedObjectContext?, concurrencyType: ConcurrencyType) {
         self.coordinator = coordinator
+        self.parent = parent
+        self.concurrency = ContextConcurrency(type: concurrencyType)
     }
 
     var store: SQLiteStore { coordinator.store }
@@ -60,12 +71,15 @@ public final class ManagedObjectContext {
     /// unsaved changes: deleted objects are left out, inserted objects of the entity that
     /// match the predicate are added, and changed objects are matched again in memory.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        checkAccess()
         let objects = try fetchFromStore(request)
         guard request.includesPendingChanges, !touched.isEmpty else { return objects }
         return try mergePendingChanges(into: objects, for: request)
     }
 
     private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
+        if parent != nil { return try fetchFromParent(request) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         guard request.fetchBatchSize > 0 else {
             let objects = try store.fetchRows(request).map { register(row: $0) }
             for keyPath in request.relationshipKeyPathsForPrefetching {
@@ -157,7 +171,10 @@ public final class ManagedObjectContext {
     /// top of it (the object stays changed, at the store's current version). Inserted and
     /// deleted objects are left alone.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        checkAccess()
         guard object.managedObjectContext === self, !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
+        if parent != nil { return refreshFromParent(object, mergeChanges: mergeChanges) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         store.rowCache[object.objectID] = nil
         if mergeChanges, object.hasPersistentChangedValues, let row = try? store.fetchRow(for: object.objectID) {
             let changes = object.changedValueIDs()
@@ -178,12 +195,16 @@ public final class ManagedObjectContext {
 
     /// Counts the objects a request would fetch.
     public func count(for request: FetchRequest) throws -> Int {
-        try store.count(request)
+        checkAccess()
+        if parent != nil { return try fetch(request).count }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        return try store.count(request)
     }
 
     /// The object for an ID: the registered one, or a new fault registered now.
     public func object(with id: ManagedObjectID) -> ManagedObject {
-        object(with: id, reachedThrough: nil)
+        checkAccess()
+        return object(with: id, reachedThrough: nil)
     }
 
     func object(with id: ManagedObjectID, reachedThrough origin: String?) -> ManagedObject {
@@ -205,6 +226,9 @@ public final class ManagedObjectContext {
     /// already brought its row (no SQL), else from the store.
     func fireFault(_ object: ManagedObject) throws {
         guard object.isFault else { return }
+        checkAccess()
+        if parent != nil { return try fireFaultFromParent(object) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if let (batch, index) = object.batchPosition {
             try loadBatch(batch, containing: index)
             if !object.isFault { return }
@@ -244,11 +268,13 @@ public final class ManagedObjectContext {
         if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
             return ids.map { self.object(with: $0) }
         }
+        if parent != nil, !object.isInserted { return try relationshipFromParent(relationship, of: object) }
         if object.objectID.isTemporaryID {
             let ids = object.pendingToMany.removeValue(forKey: relationship.name)?.applied(to: []) ?? []
             object.storage[relationship.name] = ids
             return ids.map { self.object(with: $0) }
         }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         var ids = try store.fetchToManyIDs(relationship, of: object.objectID)
         object.committed[relationship.name] = ids
         if let pending = object.pendingToMany.removeValue(forKey: relationship.name) {

@@ -7,6 +7,9 @@ public final class PersistentStoreCoordinator {
     public let model: ManagedObjectModel
     /// The store.
     public let store: SQLiteStore
+    /// Serializes every use of the store's one connection and its row cache by contexts on
+    /// different threads (recursive: a fetch may fire faults). See ``performAndWait(_:)``.
+    let storeLock = NSRecursiveLock()
 
     /// Opens the store at `url` for `model`.
     public init(model: ManagedObjectModel, storeURL: URL, options: SQLiteStore.Options = .init()) throws {
