@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "FaultlineSQLTests", dependencies: ["FaultlineSQL", "FaultlineTestSupport"]),
         .testTarget(name: "FaultlineModelTests", dependencies: ["FaultlineModel", "FaultlineTestSupport"]),
         .testTarget(name: "FaultlinePredicateTests", dependencies: ["FaultlinePredicate"]),
-        .testTarget(name: "FaultlineTests", dependencies: ["Faultline", "FaultlineTestSupport"]),
+        .testTarget(name: "FaultlineTests", dependencies: ["Faultline", "FaultlineTestSupport", "CFaultlineSQLite"]),
         .testTarget(
             name: "FaultlineShellTests",
             dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"]

@@ -28,7 +28,8 @@ public enum ConcurrencyType: Sendable, Hashable {
     case confinement
     /// The context owns a private serial queue: use it inside `perform` or `performAndWait`.
     case privateQueue
-    /// The context belongs to the main queue: use it on the main thread (or inside `perform`).
+    /// The context belongs to the main queue: use it on the main queue (the main thread, or
+    /// the main actor), or inside `perform`.
     case mainQueue
 }
 
@@ -47,7 +48,7 @@ public struct ConcurrencyViolation: Sendable, CustomStringConvertible {
         switch concurrencyType {
         case .confinement: rule = "a confinement context may only be used on the thread that created it"
         case .privateQueue: rule = "a private-queue context may only be used inside perform { } or performAndWait { }"
-        case .mainQueue: rule = "a main-queue context may only be used on the main thread"
+        case .mainQueue: rule = "a main-queue context may only be used on the main queue"
         }
         return "Faultline concurrency violation: \(operation) called on \(thread): \(rule)"
     }
@@ -78,7 +79,9 @@ final class ContextConcurrency: @unchecked Sendable {
         self.debug = ManagedObjectContext.concurrencyDebugDefault
         switch type {
         case .confinement: queue = nil
-        case .mainQueue: queue = DispatchQueue.main
+        case .mainQueue:
+            queue = DispatchQueue.main
+            DispatchQueue.main.setSpecific(key: ContextConcurrency.mainQueueKey, value: true)
         case .privateQueue: queue = DispatchQueue(label: "faultline.context")
         }
     }
@@ -88,12 +91,21 @@ final class ContextConcurrency: @unchecked Sendable {
         let current = pthread_self()
         switch type {
         case .confinement: return pthread_equal(current, owner) != 0
-        case .mainQueue: return Thread.isMainThread
+        case .mainQueue: return ContextConcurrency.isOnMainQueue
         case .privateQueue:
             lock.lock()
             defer { lock.unlock() }
             return executing.map { pthread_equal($0, current) != 0 } ?? false
         }
+    }
+
+    /// Marks the main queue, which on Linux is drained by a worker thread once the program
+    /// calls `dispatchMain()` (as async programs and Swift concurrency's main actor do).
+    nonisolated(unsafe) static let mainQueueKey = DispatchSpecificKey<Bool>()
+
+    /// Whether the calling code runs on the main queue (or the main thread).
+    static var isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 
     /// Runs `body` as the context's current block on this thread.
@@ -209,7 +221,7 @@ extension ManagedObjectContext {
 
     private func reportViolationIfOffQueue(_ operation: StaticString) {
         guard !concurrency.isOnQueue else { return }
-        let thread = Thread.isMainThread ? "the main thread" : "thread \(pthread_self())"
+        let thread = ContextConcurrency.isOnMainQueue ? "the main queue" : "thread \(pthread_self())"
         let violation = ConcurrencyViolation(operation: "\(operation)", concurrencyType: concurrency.type, thread: thread)
         guard let handler = concurrency.violationHandler else { fatalError(violation.description) }
         handler(violation)
@@ -244,7 +256,7 @@ extension ManagedObjectContext {
 
     /// Runs `body` on the context's queue and waits for it; rethrows its error and returns its
     /// value. Re-entrant: called on the context's queue already (inside another `perform`
-    /// or `performAndWait`, or on the main thread for a main-queue context), it runs `body`
+    /// or `performAndWait`, or on the main queue for a main-queue context), it runs `body`
     /// at once. A confinement context runs it at once on the calling thread.
     ///
     /// ```swift
@@ -257,7 +269,7 @@ extension ManagedObjectContext {
         case .mainQueue:
             // `concurrency.queue` is the main queue, used as a plain queue: the block runs
             // on the main thread while the caller waits.
-            if Thread.isMainThread { return try body() }
+            if ContextConcurrency.isOnMainQueue { return try body() }
             guard let queue = concurrency.queue else { return try body() }
             return try queue.sync { try body() }
         case .privateQueue:

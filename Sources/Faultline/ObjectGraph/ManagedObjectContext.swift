@@ -203,7 +203,6 @@ public final class ManagedObjectContext {
 
     /// The object for an ID: the registered one, or a new fault registered now.
     public func object(with id: ManagedObjectID) -> ManagedObject {
-        checkAccess()
         return object(with: id, reachedThrough: nil)
     }
 
