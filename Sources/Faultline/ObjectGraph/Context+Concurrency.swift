@@ -101,7 +101,7 @@ final class ContextConcurrency: @unchecked Sendable {
 
     /// Marks the main queue, which on Linux is drained by a worker thread once the program
     /// calls `dispatchMain()` (as async programs and Swift concurrency's main actor do).
-    nonisolated(unsafe) static let mainQueueKey = DispatchSpecificKey<Bool>()
+    static let mainQueueKey = DispatchSpecificKey<Bool>()
 
     /// Whether the calling code runs on the main queue (or the main thread).
     static var isOnMainQueue: Bool {
