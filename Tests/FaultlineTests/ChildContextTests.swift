@@ -157,4 +157,29 @@ import Testing
         let raw = try Connection(path: url.path, mode: .readOnly)
         #expect(try raw.scalar("SELECT ZLABEL FROM ZASSET WHERE Z_PK = 6") == "Drone")
     }
+
+    /// A private-queue child of a main-queue parent, used from the main actor: the child's
+    /// block (run on the main queue's thread) calls back into the parent without deadlock.
+    @MainActor
+    @Test func aPrivateQueueChildOfAMainQueueParentFromTheMainActor() throws {
+        let url = try SaveTests.copyOfInventory()
+        let model = try ManagedObjectModel(contentsOf: SaveTests.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: false))
+        let parent = ManagedObjectContext(coordinator: coordinator, concurrencyType: .mainQueue)
+        let child = ManagedObjectContext(parent: parent, concurrencyType: .privateQueue)
+        for context in [parent, child] {
+            context.concurrencyDebug = true
+            context.concurrencyViolationHandler = { Issue.record("\($0)") }
+        }
+        try child.performAndWait {
+            let asset = try child.insertObject(entityName: "Asset")
+            try asset.setValue("Drone", forKey: "label")
+            #expect(try child.count(for: FetchRequest(entityName: "Asset")) == 6)
+            try child.save()
+        }
+        #expect(parent.insertedObjects.count == 1)
+        try parent.save()
+        let raw = try Connection(path: url.path, mode: .readOnly)
+        #expect(try raw.scalar("SELECT ZLABEL FROM ZASSET WHERE Z_PK = 6") == "Drone")
+    }
 }

@@ -103,9 +103,25 @@ final class ContextConcurrency: @unchecked Sendable {
     /// calls `dispatchMain()` (as async programs and Swift concurrency's main actor do).
     static let mainQueueKey = DispatchSpecificKey<Bool>()
 
-    /// Whether the calling code runs on the main queue (or the main thread).
+    /// Whether the calling code runs on the main queue (or the main thread), including inside
+    /// a private queue's `performAndWait` entered from the main queue.
     static var isOnMainQueue: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true || mainQueueHolders.contains(pthread_self())
+    }
+
+    /// Threads that hold the main queue while they run a private queue's `performAndWait`
+    /// block (libdispatch runs a `sync` block on the calling thread): from there a child
+    /// of a main-queue context may call back into its parent without waiting for the main
+    /// queue, which that very thread holds.
+    static let mainQueueHolders = ThreadSet()
+
+    /// Runs `body`, recording that the calling thread holds the main queue when `holdsMain`.
+    static func holdingMainQueue<T>(_ holdsMain: Bool, _ body: () throws -> T) rethrows -> T {
+        guard holdsMain else { return try body() }
+        let thread = pthread_self()
+        let added = mainQueueHolders.insert(thread)
+        defer { if added { mainQueueHolders.remove(thread) } }
+        return try body()
     }
 
     /// Runs `body` as the context's current block on this thread.
@@ -154,6 +170,33 @@ final class ContextConcurrency: @unchecked Sendable {
     /// The parent's ``permanentIDGeneration`` this (child) context last adopted; used on
     /// the child's queue only.
     var adoptedGeneration = 0
+}
+
+/// A set of threads, behind a lock.
+final class ThreadSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var threads: [pthread_t] = []
+
+    func contains(_ thread: pthread_t) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return threads.contains { pthread_equal($0, thread) != 0 }
+    }
+
+    /// Adds `thread`; false when it was there already.
+    func insert(_ thread: pthread_t) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if threads.contains(where: { pthread_equal($0, thread) != 0 }) { return false }
+        threads.append(thread)
+        return true
+    }
+
+    func remove(_ thread: pthread_t) {
+        lock.lock()
+        threads.removeAll { pthread_equal($0, thread) != 0 }
+        lock.unlock()
+    }
 }
 
 // A context is handed to other threads (`perform` blocks capture it); its state is only
@@ -276,7 +319,8 @@ extension ManagedObjectContext {
             if concurrency.isOnQueue { return try body() }
             let concurrency = self.concurrency
             guard let queue = concurrency.queue else { return try concurrency.running(body) }
-            return try queue.sync { try concurrency.running(body) }
+            let holdsMain = ContextConcurrency.isOnMainQueue
+            return try queue.sync { try ContextConcurrency.holdingMainQueue(holdsMain) { try concurrency.running(body) } }
         }
     }
 
