@@ -177,8 +177,21 @@ public final class ManagedObjectContext {
     }
 
     /// Counts the objects a request would fetch.
+    ///
+    /// With `includesPendingChanges` (the default) and unsaved changes to objects of the
+    /// entity, the count is that of a fetch merged with the changes, as Core Data's is;
+    /// otherwise it is one `SELECT COUNT`.
     public func count(for request: FetchRequest) throws -> Int {
-        try store.count(request)
+        if request.includesPendingChanges, hasChanges, let entity = model.entity(named: request.entityName) {
+            let family = Set(model.entityAndDescendants(of: entity).map(\.name))
+            if touched.values.contains(where: { family.contains($0.entity.name) }) {
+                var fetch = request
+                fetch.fetchBatchSize = 0
+                fetch.relationshipKeyPathsForPrefetching = []
+                return try self.fetch(fetch).count
+            }
+        }
+        return try store.count(request)
     }
 
     /// The object for an ID: the registered one, or a new fault registered now.
