@@ -86,3 +86,31 @@ import Testing
         #expect(Set(model.entityVersionHashesByName.values).count == 4)
     }
 }
+
+@Suite struct CompositeAttributeTests {
+    @Test func aCompositeAttributeKeepsItsElements() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity>
+                <composite name="Address">
+                    <attribute name="city" optional="YES" attributeType="String"/>
+                    <attribute name="postcode" attributeType="String"/>
+                </composite>
+            </model>
+            """
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("composite-\(UUID().uuidString).xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try xml.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let model = try ManagedObjectModel(contentsOf: folder)
+        let home = try #require(model.entity(named: "Person")?.attribute(named: "home"))
+        #expect(home.attributeType == .composite)
+        #expect(home.compositeName == "Address")
+        #expect(home.compositeElements.map(\.name) == ["city", "postcode"])
+        #expect(home.compositeElements.map(\.isOptional) == [true, false])
+    }
+}
