@@ -133,6 +133,20 @@ import Testing
         #expect(lonely.stderr.hasPrefix("faultline: warning: \(lone.path): the store has no model cache; the model was inferred from its tables"))
     }
 
+    @Test func recipesWithTheirTypesAreAFaultStormUnlessTheTypesArePrefetched() throws {
+        let storm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe show name, type.name"])
+        #expect(storm.status == 0)
+        #expect(TestSupport.maskingTimings(storm.stderr).hasSuffix("""
+            faultline: 13 statements, #, 28 rows, 12 faults fired
+            faultline: warning: fault storm: 12 object faults fired one at a time through Recipe.type, one SELECT each; fetch with 'prefetch type' to load them in one statement
+
+            """))
+        let calm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe prefetch type show name, type.name"])
+        #expect(!calm.stderr.contains("fault storm"))
+        #expect(TestSupport.maskingTimings(calm.stderr).hasSuffix("faultline: 2 statements, #, 28 rows\n"))
+        #expect(calm.stdout == storm.stdout)
+    }
+
     @Test func aScriptThatEndsWithUnsavedChangesSaysSo() throws {
         let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "insert Location label = \"Shed\"\n")
         #expect(result.status == 0)
