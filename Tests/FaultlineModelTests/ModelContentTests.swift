@@ -114,3 +114,33 @@ import Testing
         #expect(home.compositeElements.map(\.isOptional) == [true, false])
     }
 }
+
+/// The model cache Faultline writes reads back to the same model: every corpus model and
+/// every cached store model round-trips with equal version hashes.
+@Suite struct ModelArchiverTests {
+    @Test func theInventoryModelRoundTrips() throws {
+        let url = TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld")
+        let model = try ManagedObjectModel(contentsOf: url)
+        let back = try ManagedObjectModel(storeModelCacheBlob: try ModelArchiver.modelCacheBlob(for: model))
+        #expect(back.entityVersionHashesByName == model.entityVersionHashesByName)
+        #expect(back.entity(named: "Inventory")?.relationship(named: "asset")?.inverseName == "inventories")
+        #expect(back.entity(named: "Inventory")?.attribute(named: "count")?.defaultValueString == "0")
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func everyCorpusModelRoundTripsWithEqualHashes() throws {
+        let corpus = try Corpus.required()
+        var checked = 0
+        for folder in ["models", "compiled"] {
+            let base = corpus.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: base.path).sorted() where name != "xcode3-format" {
+                let model = try ManagedObjectModel(contentsOf: base.appendingPathComponent(name))
+                let back = try ManagedObjectModel(storeModelCacheBlob: try ModelArchiver.modelCacheBlob(for: model))
+                #expect(back.entityVersionHashesByName == model.entityVersionHashesByName, "\(folder)/\(name)")
+                #expect(back.entities.map(\.name) == model.entities.map(\.name), "\(folder)/\(name)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 8)
+    }
+}
