@@ -39,7 +39,11 @@ extension SchemaMapping {
                         return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
                     }
                     if !parts.isEmpty {
-                        indexes.append("CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                        var sql = "CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))"
+                        if let format = index.partialIndexPredicate, let condition = SchemaMapping.partialIndexWhere(format, in: mapping) {
+                            sql += " WHERE " + condition
+                        }
+                        indexes.append(sql)
                     }
                 }
                 // Legacy compound indexes: a model that has fetch indexes already carries them
