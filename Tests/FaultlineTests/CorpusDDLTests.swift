@@ -92,10 +92,8 @@ struct CorpusDDLTests {
                 "Z_34SUGGESTIONSBEINGREPRESENTATIVEASSETS_Z_51SUGGESTIONSBEINGREPRESENTATIVEASSETS_INDEX"],
             "photos-16.0.0-beta/Photos.sqlite": ["ZASSET", "Z_3SUGGESTIONSBEINGKEYASSETS", "Z_3SUGGESTIONSBEINGKEYASSETS_Z_70SUGGESTIONSBEINGKEYASSETS_INDEX"],
         ]
-        // Index elements that are expressions other than `entity` (Apple puts `Z_PK` there) are
-        // not mapped yet either.
         let unexplained = c.differing.filter {
-            !$0.apples.contains("Z_PK COLLATE") && !(known[relativePath]?.contains($0.name) ?? false)
+            !(known[relativePath]?.contains($0.name) ?? false)
         }
         #expect(unexplained.isEmpty, "\(relativePath): unexplained DDL differences: \(unexplained.map(\.name))")
         // Photos 10.15's GenericAsset has sub-entities but no Z_ENT index (an entity userInfo

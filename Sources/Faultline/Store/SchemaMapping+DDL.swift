@@ -87,6 +87,8 @@ extension SchemaMapping {
         if let expression = element.expression {
             let keyPath = expression.trimmingCharacters(in: .whitespaces)
             if keyPath == "entity" { return "Z_ENT" }
+            // The object itself (`SELF`, an evaluated-object expression) is its primary key.
+            if keyPath == "SELF" { return "Z_PK" }
             return mapping.attributeColumns[keyPath] ?? mapping.toOneColumns[keyPath]?.foreignKey
         }
         return mapping.attributeColumns[element.property] ?? mapping.toOneColumns[element.property]?.foreignKey
