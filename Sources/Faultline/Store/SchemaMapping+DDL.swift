@@ -22,7 +22,9 @@ extension SchemaMapping {
                 statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
                 indexes.append("CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
             }
-            if table.entityNumbers.count > 1 {
+            // The root's userInfo key `_NSEntityOmitSubentityColumnIndex = YES` tells Core Data
+            // not to index Z_ENT (Photos' GenericAsset has it).
+            if table.entityNumbers.count > 1, model.entity(named: table.rootEntity)?.userInfo["_NSEntityOmitSubentityColumnIndex"] != "YES" {
                 indexes.append("CREATE INDEX \(table.name)_Z_ENT_INDEX ON \(table.name) (Z_ENT)")
             }
             for entityName in table.entityNumbers.compactMap({ entityNames[$0] }) {
