@@ -55,6 +55,11 @@ public struct AttributeDescription: Sendable, Hashable {
     /// Core Data's version hash of the attribute; filled in by the model (empty until then).
     public internal(set) var versionHash: Data = Data()
 
+    /// For a Composite attribute (iOS 17), the name of its composite type in the model.
+    public var compositeName: String?
+    /// For a Composite attribute, the elements of its composite type.
+    public var compositeElements: [AttributeDescription] = []
+
     /// Whether this is a derived attribute (its value computed from ``derivationExpression``).
     public var isDerived: Bool { derivationExpression != nil }
 

@@ -24,8 +24,18 @@ enum XMLModelLoader {
             throw ModelError(.malformed, "no <model> element: not an Xcode data model", file: file, line: 1)
         }
         do {
+            // Composite attributes name their element list by `composite="Type"`.
+            let entities = delegate.entities.map { entity -> EntityDescription in
+                var entity = entity
+                for i in entity.declaredAttributes.indices {
+                    if let name = entity.declaredAttributes[i].compositeName, let elements = delegate.composites[name] {
+                        entity.declaredAttributes[i].compositeElements = elements
+                    }
+                }
+                return entity
+            }
             return try ManagedObjectModel(
-                entities: delegate.entities,
+                entities: entities,
                 fetchRequestTemplates: delegate.templates,
                 configurations: delegate.configurations,
                 versionIdentifiers: delegate.versionIdentifiers,
@@ -47,6 +57,9 @@ enum XMLModelLoader {
         var templates: [FetchRequestTemplate] = []
         var configurations: [String: [String]] = [:]
         var versionIdentifiers: [String] = []
+        /// Model-level composite attribute types (iOS 17): name → elements.
+        var composites: [String: [AttributeDescription]] = [:]
+        private var currentComposite: String?
 
         // Parse state.
         private var stack: [String] = []
@@ -71,6 +84,40 @@ enum XMLModelLoader {
 
         func bool(_ a: [String: String], _ key: String) -> Bool { a[key] == "YES" }
 
+        /// An `<attribute>` element as a description (in an entity, or in a model-level composite).
+        func makeAttribute(_ parser: XMLParser, _ a: [String: String], owner: String) -> AttributeDescription? {
+            guard let attrName = a["name"], !attrName.isEmpty else { fail(parser, "<attribute> without a name"); return nil }
+            let typeName = a["attributeType"] ?? "Undefined"
+            guard let type = AttributeType(xmlName: typeName) else {
+                fail(parser, "attribute \(owner).\(attrName): unknown attributeType \"\(typeName)\"")
+                return nil
+            }
+            var attribute = AttributeDescription(
+                name: attrName,
+                type: type,
+                isOptional: bool(a, "optional"),
+                isTransient: bool(a, "transient"),
+                defaultValueString: a["defaultValueString"],
+                defaultDateTimeInterval: a["defaultDateTimeInterval"].flatMap(Double.init),
+                allowsExternalBinaryDataStorage: bool(a, "allowsExternalBinaryDataStorage"),
+                valueTransformerName: a["valueTransformerName"],
+                valueClassName: a["customClassName"],
+                preservesValueInHistoryOnDeletion: bool(a, "preserveAfterDeletion"),
+                renamingIdentifier: a["elementID"],
+                versionHashModifier: a["versionHashModifier"],
+                minValueString: type == .date ? (a["minDateTimeInterval"] ?? a["minValueString"]) : a["minValueString"],
+                maxValueString: type == .date ? (a["maxDateTimeInterval"] ?? a["maxValueString"]) : a["maxValueString"],
+                regularExpressionString: a["regularExpressionString"],
+                derivationExpression: bool(a, "derived") ? (a["derivationExpression"] ?? "") : nil,
+                isIndexed: bool(a, "indexed"),
+                isIndexedBySpotlight: bool(a, "spotlightIndexingEnabled"),
+                isStoredInExternalRecord: bool(a, "storedInTruthFile"),
+                allowsCloudEncryption: bool(a, "allowsCloudEncryption")
+            )
+            attribute.compositeName = a["composite"]
+            return attribute
+        }
+
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes a: [String: String] = [:]) {
             defer { stack.append(name) }
             let parent = stack.last
@@ -94,34 +141,16 @@ enum XMLModelLoader {
                     versionHashModifier: a["versionHashModifier"]
                 )
             case "attribute" where parent == "entity":
-                guard let attrName = a["name"], !attrName.isEmpty else { return fail(parser, "<attribute> without a name") }
-                let typeName = a["attributeType"] ?? "Undefined"
-                guard let type = AttributeType(xmlName: typeName) else {
-                    return fail(parser, "attribute \(entity?.name ?? "?").\(attrName): unknown attributeType \"\(typeName)\"")
-                }
-                entity?.declaredAttributes.append(AttributeDescription(
-                    name: attrName,
-                    type: type,
-                    isOptional: bool(a, "optional"),
-                    isTransient: bool(a, "transient"),
-                    defaultValueString: a["defaultValueString"],
-                    defaultDateTimeInterval: a["defaultDateTimeInterval"].flatMap(Double.init),
-                    allowsExternalBinaryDataStorage: bool(a, "allowsExternalBinaryDataStorage"),
-                    valueTransformerName: a["valueTransformerName"],
-                    valueClassName: a["customClassName"],
-                    preservesValueInHistoryOnDeletion: bool(a, "preserveAfterDeletion"),
-                    renamingIdentifier: a["elementID"],
-                    versionHashModifier: a["versionHashModifier"],
-                    minValueString: type == .date ? (a["minDateTimeInterval"] ?? a["minValueString"]) : a["minValueString"],
-                    maxValueString: type == .date ? (a["maxDateTimeInterval"] ?? a["maxValueString"]) : a["maxValueString"],
-                    regularExpressionString: a["regularExpressionString"],
-                    derivationExpression: bool(a, "derived") ? (a["derivationExpression"] ?? "") : nil,
-                    isIndexed: bool(a, "indexed"),
-                    isIndexedBySpotlight: bool(a, "spotlightIndexingEnabled"),
-                    isStoredInExternalRecord: bool(a, "storedInTruthFile"),
-                    allowsCloudEncryption: bool(a, "allowsCloudEncryption")
-                ))
-                userInfoTarget = ("attribute", attrName)
+                guard let attribute = makeAttribute(parser, a, owner: entity?.name ?? "?") else { return }
+                entity?.declaredAttributes.append(attribute)
+                userInfoTarget = ("attribute", attribute.name)
+            case "composite" where parent == "model", "compositeAttribute" where parent == "model":
+                guard let compositeName = a["name"], !compositeName.isEmpty else { return fail(parser, "<\(name)> without a name") }
+                currentComposite = compositeName
+                composites[compositeName] = []
+            case "attribute" where parent == "composite" || parent == "compositeAttribute":
+                guard let composite = currentComposite, let attribute = makeAttribute(parser, a, owner: composite) else { return }
+                composites[composite, default: []].append(attribute)
             case "relationship" where parent == "entity":
                 guard let relName = a["name"], !relName.isEmpty else { return fail(parser, "<relationship> without a name") }
                 guard let destination = a["destinationEntity"] else {
@@ -238,6 +267,8 @@ enum XMLModelLoader {
                 pendingFetchedPropertyUserInfo = [:]
             case "configuration":
                 configurationName = nil
+            case "composite", "compositeAttribute":
+                currentComposite = nil
             case "uniquenessConstraint":
                 if let c = currentConstraint, !c.isEmpty { entity?.uniquenessConstraints.append(c) }
                 currentConstraint = nil

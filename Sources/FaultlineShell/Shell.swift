@@ -227,6 +227,9 @@ public final class Shell {
         self.log.colored = log
     }
 
+    /// Shows at most `rows` rows of a result, then how many were left out (`.rows`).
+    public func setRowCap(_ rows: Int?) { rowCap = rows }
+
     /// Marks the session as finished (`.quit`).
     func quit() { didQuit = true }
 

@@ -68,6 +68,8 @@ struct Open: ParsableCommand {
         }
         let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
         shell.setColor(results: isatty(STDOUT_FILENO) != 0 && !noColor, log: isatty(STDERR_FILENO) != 0 && !noColor)
+        // On a terminal long results stop at 200 rows and say how many more there are.
+        if isatty(STDOUT_FILENO) != 0 && isatty(STDIN_FILENO) != 0 && command.isEmpty { shell.setRowCap(200) }
         let status = command.isEmpty
             ? ShellRunner.runStandardInput(shell: shell, keepGoing: keepGoing)
             : ShellRunner.run(commands: command, shell: shell, keepGoing: keepGoing)

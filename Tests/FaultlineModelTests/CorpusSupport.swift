@@ -14,29 +14,11 @@ enum CorpusStores {
     }
 
     /// Every `*.sqlite` under `corpus/stores`, sorted by relative path.
-    static func storePaths(corpus: URL) throws -> [String] {
-        let stores = corpus.appendingPathComponent("stores")
-        var paths: [String] = []
-        for folder in try FileManager.default.contentsOfDirectory(atPath: stores.path).sorted() {
-            let dir = stores.appendingPathComponent(folder)
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] where name.hasSuffix(".sqlite") {
-                paths.append("\(folder)/\(name)")
-            }
-        }
-        return paths.sorted()
-    }
+    static func storePaths(corpus: URL) throws -> [String] { try Corpus.storePaths(corpus) }
 
     static func read(corpus: URL, relativePath: String) throws -> StoreData {
-        let source = corpus.appendingPathComponent("stores").appendingPathComponent(relativePath)
-        let temp = try TestSupport.temporaryDirectory("faultline-model-store")
-        defer { try? FileManager.default.removeItem(at: temp) }
-        let copy = temp.appendingPathComponent(source.lastPathComponent)
-        for suffix in ["", "-wal", "-shm"] {
-            let from = URL(fileURLWithPath: source.path + suffix)
-            if FileManager.default.fileExists(atPath: from.path) {
-                try FileManager.default.copyItem(at: from, to: URL(fileURLWithPath: copy.path + suffix))
-            }
-        }
+        let copy = try Corpus.copyStore(relativePath, from: corpus)
+        defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
         let connection = try Connection(path: copy.path, mode: .readOnly)
         var cache: Data?
         if try connection.tableExists("Z_MODELCACHE"), case .blob(let d)? = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE") {

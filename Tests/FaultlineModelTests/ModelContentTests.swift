@@ -86,3 +86,61 @@ import Testing
         #expect(Set(model.entityVersionHashesByName.values).count == 4)
     }
 }
+
+@Suite struct CompositeAttributeTests {
+    @Test func aCompositeAttributeKeepsItsElements() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity>
+                <composite name="Address">
+                    <attribute name="city" optional="YES" attributeType="String"/>
+                    <attribute name="postcode" attributeType="String"/>
+                </composite>
+            </model>
+            """
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("composite-\(UUID().uuidString).xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try xml.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let model = try ManagedObjectModel(contentsOf: folder)
+        let home = try #require(model.entity(named: "Person")?.attribute(named: "home"))
+        #expect(home.attributeType == .composite)
+        #expect(home.compositeName == "Address")
+        #expect(home.compositeElements.map(\.name) == ["city", "postcode"])
+        #expect(home.compositeElements.map(\.isOptional) == [true, false])
+    }
+}
+
+/// The model cache Faultline writes reads back to the same model: every corpus model and
+/// every cached store model round-trips with equal version hashes.
+@Suite struct ModelArchiverTests {
+    @Test func theInventoryModelRoundTrips() throws {
+        let url = TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld")
+        let model = try ManagedObjectModel(contentsOf: url)
+        let back = try ManagedObjectModel(storeModelCacheBlob: try ModelArchiver.modelCacheBlob(for: model))
+        #expect(back.entityVersionHashesByName == model.entityVersionHashesByName)
+        #expect(back.entity(named: "Inventory")?.relationship(named: "asset")?.inverseName == "inventories")
+        #expect(back.entity(named: "Inventory")?.attribute(named: "count")?.defaultValueString == "0")
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func everyCorpusModelRoundTripsWithEqualHashes() throws {
+        let corpus = try Corpus.required()
+        var checked = 0
+        for folder in ["models", "compiled"] {
+            let base = corpus.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: base.path).sorted() where name != "xcode3-format" {
+                let model = try ManagedObjectModel(contentsOf: base.appendingPathComponent(name))
+                let back = try ManagedObjectModel(storeModelCacheBlob: try ModelArchiver.modelCacheBlob(for: model))
+                #expect(back.entityVersionHashesByName == model.entityVersionHashesByName, "\(folder)/\(name)")
+                #expect(back.entities.map(\.name) == model.entities.map(\.name), "\(folder)/\(name)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 8)
+    }
+}

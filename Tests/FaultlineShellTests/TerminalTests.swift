@@ -108,6 +108,21 @@ struct TerminalTests {
         try t.waitFor("\n12\n")
     }
 
+    @Test func quitWithUnsavedChangesAsksFirst() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("insert RecipeType name = \"Picnic\"", "Enter")
+        try t.waitFor("$1 <RecipeType")
+        try t.send(".quit", "Enter")
+        try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). Quit without saving? [y/N]")
+        try t.send("n", "Enter")
+        // Still in the shell, and the count includes the unsaved insert.
+        try t.send("count RecipeType", "Enter")
+        try t.waitFor("\n13\n")
+    }
+
     @Test func historyIsKeptAcrossRestarts() throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }

@@ -125,12 +125,31 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let lone = folder.appendingPathComponent("Inventory.sqlite")
         try FileManager.default.copyItem(at: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite"), to: lone)
-        // No model beside it and no Z_MODELCACHE (Faultline does not write one yet): the
-        // model is inferred from the tables, with a warning.
-        let lonely = try TestSupport.faultline([lone.path, "--sql-debug", "0", "-c", "count Asset"])
+        // No model beside it: the model Faultline cached in Z_MODELCACHE when it created the store.
+        let lonely = try TestSupport.faultline([lone.path, "--sql-debug", "0", "-c", "count Asset", "-c", "fetch Inventory where asset.label == 'Laptop' show count"])
         #expect(lonely.status == 0)
-        #expect(lonely.stdout == "5\n")
-        #expect(lonely.stderr.hasPrefix("faultline: warning: \(lone.path): the store has no model cache; the model was inferred from its tables"))
+        #expect(lonely.stdout.hasPrefix("5\n"))
+        #expect(lonely.stdout.contains("| $1 | 1     |"))
+        #expect(lonely.stderr == "")
+        // Without a cache either, the model is inferred from the tables, with a warning.
+        _ = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/env"), ["sqlite3", lone.path, "DELETE FROM Z_MODELCACHE"])
+        let inferred = try TestSupport.faultline([lone.path, "--sql-debug", "0", "-c", "count Asset"])
+        #expect(inferred.stdout == "5\n")
+        #expect(inferred.stderr.hasPrefix("faultline: warning: \(lone.path): the store has no model cache; the model was inferred from its tables"))
+    }
+
+    @Test func recipesWithTheirTypesAreAFaultStormUnlessTheTypesArePrefetched() throws {
+        let storm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe show name, type.name"])
+        #expect(storm.status == 0)
+        #expect(TestSupport.maskingTimings(storm.stderr).hasSuffix("""
+            faultline: 13 statements, #, 28 rows, 12 faults fired
+            faultline: warning: fault storm: 12 object faults fired one at a time through Recipe.type, one SELECT each; fetch with 'prefetch type' to load them in one statement
+
+            """))
+        let calm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe prefetch type show name, type.name"])
+        #expect(!calm.stderr.contains("fault storm"))
+        #expect(TestSupport.maskingTimings(calm.stderr).hasSuffix("faultline: 2 statements, #, 28 rows\n"))
+        #expect(calm.stdout == storm.stdout)
     }
 
     @Test func aScriptThatEndsWithUnsavedChangesSaysSo() throws {

@@ -148,6 +148,36 @@ public enum Corpus {
         return url
     }
 
+    /// Every `*.sqlite` under `corpus/stores`, as `folder/name`, sorted.
+    public static func storePaths(_ corpus: URL) throws -> [String] {
+        let stores = corpus.appendingPathComponent("stores")
+        var paths: [String] = []
+        for folder in try FileManager.default.contentsOfDirectory(atPath: stores.path) {
+            let dir = stores.appendingPathComponent(folder)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] where name.hasSuffix(".sqlite") {
+                paths.append("\(folder)/\(name)")
+            }
+        }
+        return paths.sorted()
+    }
+
+    /// Copies a corpus store and its `-wal`/`-shm` into a new temporary folder and returns the
+    /// copy: tests never open the originals (even a read-only open by root can rewrite `-shm`).
+    public static func copyStore(_ relativePath: String, from corpus: URL) throws -> URL {
+        let source = corpus.appendingPathComponent("stores").appendingPathComponent(relativePath)
+        let folder = try TestSupport.temporaryDirectory("faultline-corpus-store")
+        let copy = folder.appendingPathComponent(source.lastPathComponent)
+        for suffix in ["", "-wal", "-shm"] {
+            let from = URL(fileURLWithPath: source.path + suffix)
+            guard FileManager.default.fileExists(atPath: from.path) else { continue }
+            let to = URL(fileURLWithPath: copy.path + suffix)
+            try FileManager.default.copyItem(at: from, to: to)
+            // The corpus is read-only on disk; the copy must be writable like a real store.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: to.path)
+        }
+        return copy
+    }
+
     /// The corpus is missing where it is required.
     public struct CorpusMissing: Error, CustomStringConvertible {
         public var description: String { "../shared/corpus is missing: CI=true requires it for the compatibility tests" }

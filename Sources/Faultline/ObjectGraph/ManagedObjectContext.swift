@@ -194,9 +194,28 @@ public final class ManagedObjectContext {
     }
 
     /// Counts the objects a request would fetch.
+    ///
+    /// With `includesPendingChanges` (the default) and unsaved changes to objects of the
+    /// entity, the count is that of a fetch merged with the changes, as Core Data's is;
+    /// otherwise it is one `SELECT COUNT`.
     public func count(for request: FetchRequest) throws -> Int {
         checkAccess()
-        if parent != nil { return try fetch(request).count }
+        if parent != nil {
+            // A child counts what a fetch through its parent finds, with both contexts' changes.
+            var fetch = request
+            fetch.fetchBatchSize = 0
+            fetch.relationshipKeyPathsForPrefetching = []
+            return try self.fetch(fetch).count
+        }
+        if request.includesPendingChanges, hasChanges, let entity = model.entity(named: request.entityName) {
+            let family = Set(model.entityAndDescendants(of: entity).map(\.name))
+            if touched.values.contains(where: { family.contains($0.entity.name) }) {
+                var fetch = request
+                fetch.fetchBatchSize = 0
+                fetch.relationshipKeyPathsForPrefetching = []
+                return try self.fetch(fetch).count
+            }
+        }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         return try store.count(request)
     }

@@ -337,6 +337,8 @@ public final class SQLiteStore {
             let plist = StoreMetadata.initialMetadata(for: model)
             let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
             try connection.execute("INSERT INTO Z_METADATA(Z_VERSION, Z_UUID, Z_PLIST) VALUES(?, ?, ?)", [1, .text(uuid), .blob(data)])
+            // The model itself, as Core Data caches it, so the store opens without its model file.
+            try connection.execute("INSERT INTO Z_MODELCACHE(Z_CONTENT) VALUES(?)", [.blob(try ModelArchiver.modelCacheBlob(for: model))])
         }
         identifier = uuid
         metadata = StoreMetadata.initialMetadata(for: model)

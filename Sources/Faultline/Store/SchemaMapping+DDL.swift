@@ -22,7 +22,9 @@ extension SchemaMapping {
                 statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
                 indexes.append("CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
             }
-            if table.entityNumbers.count > 1 {
+            // The root's userInfo key `_NSEntityOmitSubentityColumnIndex = YES` tells Core Data
+            // not to index Z_ENT (Photos' GenericAsset has it).
+            if table.entityNumbers.count > 1, model.entity(named: table.rootEntity)?.userInfo["_NSEntityOmitSubentityColumnIndex"] != "YES" {
                 indexes.append("CREATE INDEX \(table.name)_Z_ENT_INDEX ON \(table.name) (Z_ENT)")
             }
             for entityName in table.entityNumbers.compactMap({ entityNames[$0] }) {
@@ -39,7 +41,11 @@ extension SchemaMapping {
                         return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
                     }
                     if !parts.isEmpty {
-                        indexes.append("CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))")
+                        var sql = "CREATE INDEX Z_\(entityName)_\(index.name) ON \(table.name) (\(parts.joined(separator: ", ")))"
+                        if let format = index.partialIndexPredicate, let condition = SchemaMapping.partialIndexWhere(format, in: mapping) {
+                            sql += " WHERE " + condition
+                        }
+                        indexes.append(sql)
                     }
                 }
                 // Legacy compound indexes: a model that has fetch indexes already carries them
@@ -83,6 +89,8 @@ extension SchemaMapping {
         if let expression = element.expression {
             let keyPath = expression.trimmingCharacters(in: .whitespaces)
             if keyPath == "entity" { return "Z_ENT" }
+            // The object itself (`SELF`, an evaluated-object expression) is its primary key.
+            if keyPath == "SELF" { return "Z_PK" }
             return mapping.attributeColumns[keyPath] ?? mapping.toOneColumns[keyPath]?.foreignKey
         }
         return mapping.attributeColumns[element.property] ?? mapping.toOneColumns[element.property]?.foreignKey

@@ -135,12 +135,7 @@ extension SQLiteStore {
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: [], idsOnly: true)
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
-        var ids: [ManagedObjectID] = []
-        while try statement.step() {
-            var name = entity.name
-            if entity.hasSubentities, let actual = mapping.entityNames[Int(statement.int64(at: 0))] { name = actual }
-            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)))
-        }
+        let ids = try readObjectIDs(statement, entity: entity)
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: ids.count)

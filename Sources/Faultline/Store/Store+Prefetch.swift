@@ -63,14 +63,10 @@ extension SQLiteStore {
         } else if let hidden = sourceMapping.hiddenForeignKeys[relationship.name] {
             ownerColumn = true
             sql += ", t0.\(hidden.column) FROM \(destinationMapping.table) t0 WHERE  t0.\(hidden.column) IN (SELECT * FROM _Z_intarray0)"
-        } else if let joinName = sourceMapping.manyToMany[relationship.name], let join = mapping.joinTable(named: joinName) {
-            let fromSource = join.relationship == relationship.name
-                && model.inheritanceChain(of: sourceEntity).contains { $0.name == join.sourceEntity }
-            let own = fromSource ? join.sourceColumn : join.destinationColumn
-            let other = fromSource ? join.destinationColumn : join.sourceColumn
+        } else if let join = joinColumns(of: relationship, from: sourceEntity, sourceMapping) {
             ownerColumn = true
-            sql += ", t1.\(own) FROM \(destinationMapping.table) t0 JOIN \(join.name) t1 ON t0.Z_PK = t1.\(other) WHERE t1.\(own) IN (SELECT * FROM _Z_intarray0)"
-            if relationship.isOrdered, let order = fromSource ? join.destinationOrderColumn : join.sourceOrderColumn { sql += " ORDER BY t1.\(order)" }
+            sql += ", t1.\(join.own) FROM \(destinationMapping.table) t0 JOIN \(join.table) t1 ON t0.Z_PK = t1.\(join.other) WHERE t1.\(join.own) IN (SELECT * FROM _Z_intarray0)"
+            if relationship.isOrdered, let order = join.order { sql += " ORDER BY t1.\(order)" }
         } else {
             throw FetchError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
         }

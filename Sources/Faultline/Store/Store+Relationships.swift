@@ -23,27 +23,15 @@ extension SQLiteStore {
             if relationship.isOrdered, let order = foreignKey.orderColumn { sql += " ORDER BY t0.\(order)" }
         } else if let hidden = sourceMapping.hiddenForeignKeys[relationship.name] {
             sql += "\(destinationMapping.table) t0 WHERE  t0.\(hidden.column) = ?"
-        } else if let joinName = sourceMapping.manyToMany[relationship.name], let join = mapping.joinTable(named: joinName) {
-            // The join table's columns are named from the side that named the table.
-            let fromSource = join.relationship == relationship.name
-                && model.inheritanceChain(of: sourceEntity).contains { $0.name == join.sourceEntity }
-            let own = fromSource ? join.sourceColumn : join.destinationColumn
-            let other = fromSource ? join.destinationColumn : join.sourceColumn
-            sql += "\(join.name) t1 JOIN \(destinationMapping.table) t0 ON t0.Z_PK = t1.\(other) WHERE t1.\(own) = ?"
-            if relationship.isOrdered, let order = fromSource ? join.destinationOrderColumn : join.sourceOrderColumn {
-                sql += " ORDER BY t1.\(order)"
-            }
+        } else if let join = joinColumns(of: relationship, from: sourceEntity, sourceMapping) {
+            sql += "\(join.table) t1 JOIN \(destinationMapping.table) t0 ON t0.Z_PK = t1.\(join.other) WHERE t1.\(join.own) = ?"
+            if relationship.isOrdered, let order = join.order { sql += " ORDER BY t1.\(order)" }
         } else {
             throw FetchError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
         }
         let statement = try connection.cachedStatement(sql)
         try statement.bind([.integer(source.primaryKey)])
-        var ids: [ManagedObjectID] = []
-        while try statement.step() {
-            var name = destination.name
-            if destination.hasSubentities, let actual = mapping.entityNames[Int(statement.int64(at: 0))] { name = actual }
-            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)))
-        }
+        let ids = try readObjectIDs(statement, entity: destination)
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: ids.count)
@@ -51,6 +39,31 @@ extension SQLiteStore {
             connection.emit(.message(
                 category: "annotation",
                 text: "to-many relationship fault \"\(relationship.name)\" for objectID \(source.uriRepresentation) fulfilled from database.  Got \(ids.count) rows"))
+        }
+        return ids
+    }
+
+    /// A many-to-many relationship's join table seen from one side: the column holding this
+    /// side's keys, the other side's, and the destinations' order column. The columns are
+    /// named from the side that named the table.
+    func joinColumns(of relationship: RelationshipDescription, from sourceEntity: EntityDescription, _ sourceMapping: EntityMapping)
+        -> (table: String, own: String, other: String, order: String?)?
+    {
+        guard let joinName = sourceMapping.manyToMany[relationship.name], let join = mapping.joinTable(named: joinName) else { return nil }
+        let fromSource = join.relationship == relationship.name
+            && model.inheritanceChain(of: sourceEntity).contains { $0.name == join.sourceEntity }
+        return fromSource
+            ? (join.name, join.sourceColumn, join.destinationColumn, join.destinationOrderColumn)
+            : (join.name, join.destinationColumn, join.sourceColumn, join.sourceOrderColumn)
+    }
+
+    /// Steps a statement selecting `Z_ENT` (or 0) and `Z_PK`, and returns the object IDs.
+    func readObjectIDs(_ statement: Statement, entity: EntityDescription) throws -> [ManagedObjectID] {
+        var ids: [ManagedObjectID] = []
+        while try statement.step() {
+            var name = entity.name
+            if entity.hasSubentities, let actual = mapping.entityNames[Int(statement.int64(at: 0))] { name = actual }
+            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)))
         }
         return ids
     }
