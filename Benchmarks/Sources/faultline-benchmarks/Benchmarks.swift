@@ -55,7 +55,7 @@ final class Benchmarks {
         }
         if let big, wanted("predicates") { try predicateWorkloads(big) }
         if let big, wanted("compile") { try compileWorkload(big) }
-        if wanted("shell") { try ShellStart.run(harness, rounds: quick ? 3 : 15) }
+        if wanted("shell") { try ShellStart.run(harness, rounds: quick ? 3 : 15, quick: quick) }
         if let big, wanted("memory") { try MemoryWorkload.run(harness, path: big, rounds: quick ? 1 : 3, objects: bigItems) }
 
         let info = ProcessInfo.processInfo
@@ -80,11 +80,12 @@ final class Benchmarks {
         let store = try makeStore("objects.sqlite", items: n, owners: 0) { _ in nil }
         let coordinator = try faultline.open(store)
         let queue = try GRDBBench.open(store)
+        let raw = try RawDatabase(path: store)
         let rows = "\(n) objects × 5 attributes (Int64, Double, String, Date, Bool)"
 
         if wanted("fetch") {
             try harness.run("fetch", rounds: rounds, rows: rows + ", every value read", variants: [
-                Variant(name: "raw C") { try Raw.fetch(path: store) },
+                Variant(name: "raw C") { try Raw.fetch(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.fetch(queue) },
                 Variant(name: "Faultline") { try self.faultline.fetch(coordinator) },
             ])
@@ -116,7 +117,7 @@ final class Benchmarks {
         }
         if wanted("update") {
             try harness.run("update + save", rounds: rounds, rows: "\(n) objects fetched, one attribute changed on each, one transaction", variants: [
-                Variant(name: "raw C") { try Raw.update(path: store) },
+                Variant(name: "raw C") { try Raw.update(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.update(queue) },
                 Variant(name: "Faultline") { try self.faultline.update(coordinator) },
             ])
@@ -128,18 +129,19 @@ final class Benchmarks {
         let store = try makeStore("faults.sqlite", items: n, owners: n) { Int64($0) }
         let coordinator = try faultline.open(store)
         let queue = try GRDBBench.open(store)
+        let raw = try RawDatabase(path: store)
         try harness.run("faults one by one", rounds: rounds, rows: "\(n) to-one faults (item → its own owner), one SELECT … WHERE Z_PK = ? each", variants: [
-            Variant(name: "raw C") { try Raw.faultsOneByOne(path: store, count: n) },
+            Variant(name: "raw C") { try Raw.faultsOneByOne(raw, count: n) },
             Variant(name: "GRDB records") { try GRDBBench.faultsOneByOne(queue, count: n) },
             Variant(name: "Faultline") { try self.faultline.faultsOneByOne(coordinator, count: n) },
         ])
         try harness.run("faults, fetchBatchSize 500", rounds: rounds, rows: "\(n) owners: their IDs, then rows 500 at a time", variants: [
-            Variant(name: "raw C") { try Raw.faultsBatched(path: store, batch: 500) },
+            Variant(name: "raw C") { try Raw.faultsBatched(raw, batch: 500) },
             Variant(name: "GRDB records") { try GRDBBench.faultsBatched(queue, batch: 500) },
             Variant(name: "Faultline") { try self.faultline.faultsBatched(coordinator, batch: 500) },
         ])
         try harness.run("faults, prefetching", rounds: rounds, rows: "\(n) items, then their owners in one statement", variants: [
-            Variant(name: "raw C") { try Raw.faultsPrefetched(path: store, count: n) },
+            Variant(name: "raw C") { try Raw.faultsPrefetched(raw, count: n) },
             Variant(name: "GRDB records") { try GRDBBench.faultsPrefetched(queue, count: n) },
             Variant(name: "Faultline") { try self.faultline.faultsPrefetched(coordinator, count: n) },
         ])
@@ -157,6 +159,7 @@ final class Benchmarks {
     private func predicateWorkloads(_ store: String) throws {
         let coordinator = try faultline.open(store)
         let queue = try GRDBBench.open(store)
+        let raw = try RawDatabase(path: store)
         let itemList = "t0.Z_PK, t0.Z_OPT, t0.ZQUANTITY, t0.ZSCORE, t0.ZNAME, t0.ZCREATED, t0.ZFLAG"
         let ownerList = "t0.Z_PK, t0.Z_OPT, t0.ZNAME, t0.ZRANK"
         let cases = [
@@ -183,7 +186,7 @@ final class Benchmarks {
             let ownerRows = c.entity == "Owner"
             let count = try RawDatabase(path: store).scalarInt("SELECT COUNT(*) FROM (\(c.rawSQL.replacingOccurrences(of: "?", with: c.argument is String ? "'\(c.argument)'" : "\(c.argument)")))")
             try harness.run("predicate: \(c.name)", rounds: rounds, rows: "`\(c.format)` (\(c.argument)) over \(bigItems) items / \(bigOwners) owners → \(count) rows", variants: [
-                Variant(name: "raw C") { try Raw.query(path: store, sql: c.rawSQL, argument: c.argument, ownerRows: ownerRows) },
+                Variant(name: "raw C") { try Raw.query(raw, sql: c.rawSQL, argument: c.argument, ownerRows: ownerRows) },
                 Variant(name: "GRDB records") { try GRDBBench.query(queue, sql: c.grdbSQL, argument: c.argument, ownerRows: ownerRows) },
                 Variant(name: "Faultline") { try self.faultline.query(coordinator, entity: c.entity, format: c.format, argument: c.argument) },
             ])

@@ -9,14 +9,20 @@ enum ShellStart {
             .deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// The release `faultline` binary: the root package's, built now if missing (not timed).
-    static func binary() throws -> String {
+    /// The release `faultline` binary: beside this executable (built with `swift build -c
+    /// release --package-path Benchmarks --product faultline`), else the root package's; when
+    /// neither exists, the root package's is built now (not timed), unless `build` is false.
+    static func binary(build: Bool) throws -> String? {
+        let sibling = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("faultline").path
         let path = root.appendingPathComponent(".build/release/faultline").path
-        if !FileManager.default.isExecutableFile(atPath: path) {
-            log("building the release faultline binary (swift build -c release --product faultline)…")
-            let status = try runProcess("/usr/bin/env", ["swift", "build", "-c", "release", "--product", "faultline", "--package-path", root.path], quiet: false)
-            guard status == 0 else { throw BenchmarkError("swift build of faultline failed (\(status))") }
+        for candidate in [sibling, path] where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
         }
+        guard build else { return nil }
+        log("building the release faultline binary (swift build -c release --product faultline)…")
+        let status = try runProcess("/usr/bin/env", ["swift", "build", "-c", "release", "--product", "faultline", "--package-path", root.path], quiet: false)
+        guard status == 0 else { throw BenchmarkError("swift build of faultline failed (\(status))") }
         return path
     }
 
@@ -43,8 +49,12 @@ enum ShellStart {
         }
     }
 
-    static func run(_ harness: Harness, rounds: Int) throws {
-        let faultline = try binary()
+    static func run(_ harness: Harness, rounds: Int, quick: Bool) throws {
+        guard let faultline = try binary(build: !quick) else {
+            log("shell start: skipped, no release faultline binary (--quick does not build one)")
+            harness.note("shell start", "skipped: no release `faultline` binary; build one with `swift build -c release --package-path Benchmarks --product faultline`")
+            return
+        }
         let sample = root.appendingPathComponent("Samples/Inventory")
         // A private copy, so that nothing the shell or sqlite3 does touches the sample.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-shell-\(UUID().uuidString)")

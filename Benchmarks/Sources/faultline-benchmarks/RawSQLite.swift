@@ -123,8 +123,7 @@ enum Raw {
 
     // MARK: Workloads
 
-    static func fetch(path: String) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func fetch(_ db: RawDatabase) throws -> Sample {
         return try time {
             let s = try db.prepare("SELECT \(itemColumns) FROM ZITEM")
             var items: [ItemValues] = []
@@ -156,8 +155,7 @@ enum Raw {
 
     /// Fetches every item, adds 1 to its score, and writes it back with Core Data's optimistic
     /// locking (`WHERE Z_PK = ? AND Z_OPT = ?`), in one transaction.
-    static func update(path: String) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func update(_ db: RawDatabase) throws -> Sample {
         return try time {
             let select = try db.prepare("SELECT \(itemColumns) FROM ZITEM")
             var rows: [(pk: Int64, version: Int64, values: ItemValues)] = []
@@ -176,8 +174,7 @@ enum Raw {
 
     /// The owners' keys of the first `count` items (untimed), then one `SELECT … WHERE Z_PK = ?`
     /// per owner.
-    static func faultsOneByOne(path: String, count: Int) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func faultsOneByOne(_ db: RawDatabase, count: Int) throws -> Sample {
         let keys = try db.prepare("SELECT ZOWNER FROM ZITEM ORDER BY Z_PK LIMIT \(count)")
         var fks: [Int64] = []
         while try keys.step() { fks.append(keys.int(0)) }
@@ -195,8 +192,7 @@ enum Raw {
     }
 
     /// The owners' keys, then their rows 500 at a time (`WHERE Z_PK IN (?, …)`).
-    static func faultsBatched(path: String, batch: Int) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func faultsBatched(_ db: RawDatabase, batch: Int) throws -> Sample {
         return try time {
             let ids = try db.prepare("SELECT Z_PK FROM ZOWNER")
             var keys: [Int64] = []
@@ -217,8 +213,7 @@ enum Raw {
     }
 
     /// The items, then their owners in one statement, then each item's owner.
-    static func faultsPrefetched(path: String, count: Int) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func faultsPrefetched(_ db: RawDatabase, count: Int) throws -> Sample {
         return try time {
             let items = try db.prepare("SELECT \(itemColumns), ZOWNER FROM ZITEM ORDER BY Z_PK LIMIT \(count)")
             var rows: [(ItemValues, Int64)] = []
@@ -236,8 +231,7 @@ enum Raw {
     }
 
     /// One query with one bound argument; every row's values are read.
-    static func query(path: String, sql: String, argument: Any, ownerRows: Bool) throws -> Sample {
-        let db = try RawDatabase(path: path)
+    static func query(_ db: RawDatabase, sql: String, argument: Any, ownerRows: Bool) throws -> Sample {
         return try time {
             let s = try db.prepare(sql)
             switch argument {
