@@ -18,6 +18,9 @@ public final class Statement {
     private var rowsStepped = 0
     private var elapsed: UInt64 = 0
     private var finishedReported = false
+    /// Whether this run of the statement is timed: only when someone traces the connection
+    /// at its start (reading the clock twice per row costs more than stepping a small row).
+    private var timed = false
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
@@ -75,11 +78,17 @@ public final class Statement {
             rowsStepped = 0
             elapsed = 0
             finishedReported = false
-            if connection.isTraced { connection.emit(.statement(sql: sql, arguments: arguments)) }
+            timed = connection.isTraced
+            if timed { connection.emit(.statement(sql: sql, arguments: arguments)) }
         }
-        let start = DispatchTime.now().uptimeNanoseconds
-        let rc = sqlite3_step(handle)
-        elapsed &+= DispatchTime.now().uptimeNanoseconds &- start
+        let rc: Int32
+        if timed {
+            let start = DispatchTime.now().uptimeNanoseconds
+            rc = sqlite3_step(handle)
+            elapsed &+= DispatchTime.now().uptimeNanoseconds &- start
+        } else {
+            rc = sqlite3_step(handle)
+        }
         switch rc {
         case SQLITE_ROW:
             rowsStepped += 1
@@ -104,7 +113,8 @@ public final class Statement {
         }
     }
 
-    /// Seconds spent stepping since the statement started.
+    /// Seconds spent stepping since the statement started (0 when the connection was not
+    /// traced at its start: untraced runs are not timed).
     public var elapsedSeconds: Double { Double(elapsed) / 1e9 }
 
     /// Resets the statement so it can run again, and clears its bindings.

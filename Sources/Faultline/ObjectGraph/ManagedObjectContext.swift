@@ -259,14 +259,26 @@ public final class ManagedObjectContext {
             throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
         }
         fill(object, from: row)
-        let uri = object.objectID.uriRepresentation
-        store.connection.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
-        let values = row.description
-        store.connection.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
+        if store.connection.isTraced {
+            // Only when someone listens: describing the row costs more than fetching it.
+            let uri = object.objectID.uriRepresentation
+            store.connection.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
+            let values = row.description
+            store.connection.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
+        }
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
     }
 
     func fill(_ object: ManagedObject, from row: StoreRow) {
+        if object.storage.isEmpty && object.committed.isEmpty {
+            // A fresh fault: the row holds exactly its attributes and to-ones, so both
+            // dictionaries share the row's storage (no per-key copying).
+            object.storage = row.values
+            object.committed = row.values
+            object.version = row.version
+            object.isFault = false
+            return
+        }
         // To-many relationships already fired stay as they are.
         for attribute in object.entity.attributes where !attribute.isTransient {
             object.storage[attribute.name] = row.values[attribute.name]

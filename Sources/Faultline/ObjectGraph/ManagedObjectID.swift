@@ -40,6 +40,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
     }
 
+    /// Hashes the key, the entity and the temporary identifier, not the store UUID (the same
+    /// for every ID of a store): IDs are hashed for every object a context registers.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+        hasher.combine(entityName)
+        hasher.combine(temporaryIdentifier)
+    }
+
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
     public var description: String { "<\(uriRepresentation)>" }
 }

@@ -38,6 +38,11 @@ public final class SQLiteStore {
     /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those
     /// objects' faults later needs no SQL.
     var rowCache: [ManagedObjectID: StoreRow] = [:]
+    /// ``selectedColumns(for:)`` by entity name: the model and mapping never change, so each
+    /// entity's list is worked out once, not on every fetch and fault.
+    var selectedColumnsCache: [String: [SelectedColumn]] = [:]
+    /// The SQL that fires one fault, by entity name (`SELECT … WHERE  t0.Z_PK = ?`).
+    var faultSQLCache: [String: String] = [:]
 
     /// Opens the store at `url` with `model`.
     ///

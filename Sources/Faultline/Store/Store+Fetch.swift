@@ -36,6 +36,13 @@ extension SQLiteStore {
     /// The columns Core Data selects for an entity: ancestors, the entity and its sub-entities in
     /// pre-order; for each, its attributes by name, then its to-one foreign keys by name.
     func selectedColumns(for entity: EntityDescription) -> [SelectedColumn] {
+        if let cached = selectedColumnsCache[entity.name] { return cached }
+        let columns = computeSelectedColumns(for: entity)
+        selectedColumnsCache[entity.name] = columns
+        return columns
+    }
+
+    private func computeSelectedColumns(for entity: EntityDescription) -> [SelectedColumn] {
         guard let entityMapping = mapping.entity(entity.name) else { return [] }
         let chain = model.inheritanceChain(of: entity).dropLast() + model.entityAndDescendants(of: entity)
         var result: [SelectedColumn] = []
@@ -206,7 +213,13 @@ extension SQLiteStore {
     func fetchRow(for id: ManagedObjectID) throws -> StoreRow? {
         let (entity, entityMapping) = try entityForFetch(id.entityName)
         let columns = selectedColumns(for: entity)
-        let sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
+        let sql: String
+        if let cached = faultSQLCache[entity.name] {
+            sql = cached
+        } else {
+            sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
+            faultSQLCache[entity.name] = sql
+        }
         return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns).first
     }
 

@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+// Faultline's benchmarks: each workload run side by side with the SQLite C API and GRDB,
+// variants interleaved in one process. Run from the repository root:
+//
+//     swift run -c release --package-path Benchmarks faultline-benchmarks [--quick]
+import PackageDescription
+
+let package = Package(
+    name: "FaultlineBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Faultline", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        // The SQLite C API for the raw variants: a module map and a shim header, as in the main package.
+        .systemLibrary(name: "CBenchSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .executableTarget(
+            name: "faultline-benchmarks",
+            dependencies: [
+                "CBenchSQLite",
+                .product(name: "Faultline", package: "Faultline"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ]
+)

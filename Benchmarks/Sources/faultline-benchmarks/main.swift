@@ -1,0 +1,32 @@
+import Foundation
+
+// faultline-benchmarks [--quick] [--only NAME,…]
+//
+// Every workload runs its raw C, GRDB and Faultline variants interleaved in this process and
+// prints a Markdown table: min and median per variant and the median's ratio to raw C.
+// `--memory-child VARIANT STORE` is the child process of the memory workload (internal).
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+if arguments.first == "--memory-child" {
+    do {
+        try MemoryChild.run(variant: arguments[1], path: arguments[2])
+        exit(0)
+    } catch {
+        log("memory child: \(error)")
+        exit(1)
+    }
+}
+
+let quick = arguments.contains("--quick")
+var only: Set<String>?
+if let i = arguments.firstIndex(of: "--only"), i + 1 < arguments.count {
+    only = Set(arguments[i + 1].split(separator: ",").map(String.init))
+}
+
+do {
+    try Benchmarks(quick: quick, only: only).run()
+} catch {
+    log("error: \(error)")
+    exit(1)
+}
