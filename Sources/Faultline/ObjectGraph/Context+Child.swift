@@ -123,12 +123,7 @@ extension ManagedObjectContext {
                 return
             }
         }
-        object.storage.removeAll()
-        object.committed.removeAll()
-        object.pendingToMany.removeAll()
-        object.batchPosition = nil
-        object.isFault = true
-        touched[ObjectIdentifier(object)] = nil
+        turnIntoFault(object)
     }
 
     /// ``mergeChanges(fromContextDidSave:)`` in a child: updated objects refresh from the

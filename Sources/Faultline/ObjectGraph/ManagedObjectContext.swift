@@ -185,6 +185,11 @@ public final class ManagedObjectContext {
             for (key, value) in changes { object.storage[key] = value }
             return
         }
+        turnIntoFault(object)
+    }
+
+    /// Drops an object's values and pending changes: it loads again when next touched.
+    func turnIntoFault(_ object: ManagedObject) {
         object.storage.removeAll()
         object.committed.removeAll()
         object.pendingToMany.removeAll()
