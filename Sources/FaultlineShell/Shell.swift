@@ -203,6 +203,16 @@ public final class Shell {
             try runDotCommand(command, rest)
             return
         }
+        // Everything but a save reads in one read transaction, so the faults a command fires
+        // share a snapshot and the shared lock (Core Data does the same around faulting).
+        if command != "save" {
+            try context.withReadTransaction { try runObjectCommand(command, word: word, rest: rest, line: line) }
+        } else {
+            try runObjectCommand(command, word: word, rest: rest, line: line)
+        }
+    }
+
+    private func runObjectCommand(_ command: String, word: String, rest: String, line: String) throws {
         switch command {
         case "fetch": try fetch(FetchCommand.parse(rest))
         case "count": try count(FetchCommand.parse(rest))

@@ -304,3 +304,17 @@ final class Messages: @unchecked Sendable {
         #expect(error?.message == "keypath colour not found in entity Location")
     }
 }
+
+@Suite struct ReadTransactionTests {
+    @Test func faultsInsideOneReadTransactionShareItAndTheLogShowsOnlyTheirSQL() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        let labels: [String?] = try context.withReadTransaction {
+            #expect(context.coordinator.store.connection.isInTransaction)
+            return try context.fetch(FetchRequest(entityName: "Inventory")).map { $0.value(forKeyPath: "asset.label") as? String }
+        }
+        #expect(!context.coordinator.store.connection.isInTransaction)
+        #expect(labels.count == 8)
+        #expect(!statements.sql.contains { $0.hasPrefix("BEGIN") || $0 == "COMMIT" })
+        #expect(statements.sql.count == 6)  // the fetch and five asset faults
+    }
+}
