@@ -13,16 +13,14 @@ final class TmuxSession {
         self.home = home
         let command = (["env", "HOME=\(home.path)", "NO_COLOR=1", TestSupport.faultlineBinary.path] + arguments)
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        // The tmux server this starts keeps whatever it inherits open, so it must not inherit
-        // pipes that a reader waits to see closed.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        // The tmux server this starts keeps whatever it inherits open, so it gets /dev/null,
+        // not pipes that a reader waits to see closed.
+        let client = try Subprocess(
+            "/usr/bin/env",
+            ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command],
+            environment: ProcessInfo.processInfo.environment, stdin: .null, stdout: .null, stderr: .null)
+        let status = client.wait()
+        if status != 0 { throw Subprocess.SpawnError(description: "tmux new-session exited with \(status)") }
     }
 
     @discardableResult

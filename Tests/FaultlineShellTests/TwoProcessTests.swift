@@ -5,37 +5,34 @@ import Testing
 /// A `faultline` process driven through pipes, one command at a time, as another program
 /// would drive it: each answer is read before the next command is sent.
 final class PipedShell: @unchecked Sendable {  // its buffers are guarded by `lock`
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let child: Subprocess
     private let lock = NSLock()
+    private let finished = DispatchGroup()
     private var out = ""
     private var err = ""
 
     init(_ arguments: [String]) throws {
-        process.executableURL = TestSupport.faultlineBinary
-        process.arguments = arguments
-        process.currentDirectoryURL = TestSupport.packageRoot
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            self?.lock.withLock { self?.out += text }
+        child = try Subprocess(
+            TestSupport.faultlineBinary.path, arguments, environment: ProcessInfo.processInfo.environment,
+            currentDirectory: TestSupport.packageRoot.path)
+        for (fd, isOutput) in [(child.standardOutput, true), (child.standardError, false)] {
+            guard let fd else { continue }
+            finished.enter()
+            Thread.detachNewThread { [self] in
+                Subprocess.readToEnd(fd) { chunk in
+                    let text = String(decoding: chunk, as: UTF8.self)
+                    lock.withLock { if isOutput { out += text } else { err += text } }
+                }
+                finished.leave()
+            }
         }
-        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            self?.lock.withLock { self?.err += text }
-        }
-        try process.run()
     }
 
     /// Sends one command and waits until the standard output or error contains `expected`.
     @discardableResult
     func send(_ command: String, expect expected: String, seconds: Double = 10) throws -> (out: String, err: String) {
         lock.withLock { out = ""; err = "" }
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        child.write(Data((command + "\n").utf8))
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let (o, e) = lock.withLock { (out, err) }
@@ -47,11 +44,14 @@ final class PipedShell: @unchecked Sendable {  // its buffers are guarded by `lo
         throw CancellationError()
     }
 
+    /// Ends the shell's input and waits for it to exit; kills it if it has not after 10 s.
     func close() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
+        child.closeInput()
+        if finished.wait(timeout: .now() + .seconds(10)) == .timedOut {
+            Issue.record("faultline did not exit after its input ended")
+            kill(child.pid, SIGKILL)
+        }
+        child.wait()
     }
 }
 

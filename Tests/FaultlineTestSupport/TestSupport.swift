@@ -61,36 +61,29 @@ public enum TestSupport {
         _ executable: URL, _ arguments: [String], stdin: String = "", environment: [String: String] = [:],
         currentDirectory: URL? = nil
     ) throws -> ProcessResult {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let input = Pipe(), output = Pipe(), error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting, so a full pipe cannot block the child.
+        let child = try Subprocess(executable.path, arguments, environment: env, currentDirectory: currentDirectory?.path)
+        // Feed standard input and read both outputs at once, so no full pipe blocks the child.
         let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data()
-        nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            outData = output.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
+        let output = Locked(Data())
+        let errors = Locked(Data())
+        for (fd, sink) in [(child.standardOutput, output), (child.standardError, errors)] {
+            guard let fd else { continue }
+            group.enter()
+            DispatchQueue.global().async {
+                Subprocess.readToEnd(fd) { chunk in sink.update { $0.append(chunk) } }
+                group.leave()
+            }
         }
-        errData = error.fileHandleForReading.readDataToEndOfFile()
+        child.write(Data(stdin.utf8))
+        child.closeInput()
         group.wait()
-        process.waitUntilExit()
+        let status = child.wait()
         return ProcessResult(
-            stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-            status: process.terminationStatus)
+            stdout: String(decoding: output.value, as: UTF8.self), stderr: String(decoding: errors.value, as: UTF8.self),
+            status: status)
     }
 
     /// Runs the built `faultline` binary.

@@ -308,28 +308,6 @@ import Testing
     }
 }
 
-/// A value shared between threads, behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    func set(_ value: Value) { update { $0 = value } }
-
-    func update(_ body: (inout Value) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        body(&stored)
-    }
-}
-
 /// Violations reported by a context's debug check.
 final class Violations: Sendable {
     private let list = Locked<[ConcurrencyViolation]>([])
