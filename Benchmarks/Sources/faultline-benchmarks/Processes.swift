@@ -28,17 +28,7 @@ enum ShellStart {
 
     @discardableResult
     static func runProcess(_ executable: String, _ arguments: [String], quiet: Bool = true) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if quiet {
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-        }
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try spawnAndWait(executable, arguments, quiet: quiet).status
     }
 
     static func timed(_ executable: String, _ arguments: [String]) throws -> Sample {
@@ -91,16 +81,9 @@ enum MemoryWorkload {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         for _ in 0..<rounds {
             for (i, variant) in variants.enumerated() {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = ["--memory-child", variant.0, path]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
-                let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
+                let (status, output) = try spawnAndWait(executable, ["--memory-child", variant.0, path], capture: true, quiet: false)
                 let fields = output.split(whereSeparator: \.isWhitespace)
-                guard process.terminationStatus == 0, fields.count == 2, let kb = Double(fields[0]) else {
+                guard status == 0, fields.count == 2, let kb = Double(fields[0]) else {
                     throw BenchmarkError("memory child \(variant.0) failed: \(output)")
                 }
                 peaks[i].append(kb / 1024)
