@@ -224,6 +224,16 @@ extension Shell {
         show $N                   every attribute, and each relationship with its fault state
         refresh $N                turn an object back into a fault
         explain fetch …           the SQL, bound values and SQLite's query plan, with hints
+        insert Entity [key = value, …]   a new object (needs a store opened with --write)
+        set $N.key = value        change an attribute or a to-one (value: "text", 12, 1.5, true, nil, $M)
+        add $M to $N.rel          add an object to a to-many relationship
+        remove $M from $N.rel     take an object out of a to-many relationship
+        delete $N                 delete an object (its delete rules apply)
+        changes                   the unsaved inserts, updates and deletes
+        save                      write the changes in one transaction, as Core Data's SQL
+        rollback                  drop every unsaved change
+        undo                      take back the last change; redo puts it back
+        redo                      put back what undo took back
         .open STORE [--model M] [--write]   open another store
         .write on|off             reopen the store with or without write access
         .model [Entity]           the model: entities, attributes, relationships

@@ -92,9 +92,12 @@ extension ManagedObjectContext {
         while true {
             attempts += 1
             let plan = try makeSavePlan(overwrite: overwrite)
+            _ = store.triggerReports.drain()
             do {
                 let keys = try store.connection.transaction(.exclusive) { try execute(plan) }
-                return finishSave(plan, keys: keys)
+                let notification = finishSave(plan, keys: keys)
+                applyTriggerReports(store.triggerReports.drain())
+                return notification
             } catch let found as ConflictsFound {
                 try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
             }
@@ -388,6 +391,25 @@ extension ManagedObjectContext {
         undoStack.removeAll()
         redoStack.removeAll()
         return SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs)
+    }
+
+    /// Gives registered objects the values the store's triggers wrote during the save (a
+    /// derived attribute, a counter), as Core Data does: the object shows the stored value
+    /// without a refetch. Faults need nothing: they will read the row.
+    private func applyTriggerReports(_ reports: [TriggerReport]) {
+        for report in reports {
+            guard let entityName = store.mapping.entityNames[report.entityNumber], let entity = store.model.entity(named: entityName),
+                let mapping = store.mapping.entity(entityName)
+            else { continue }
+            let id = ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: report.primaryKey)
+            store.rowCache[id] = nil
+            let attribute = entity.attribute(named: report.name)
+                ?? entity.attributes.first { mapping.attributeColumns[$0.name] == report.name }
+            guard let attribute, let object = registeredObjects[id], !object.isFault else { continue }
+            let value = ValueCoding.decode(report.value, as: attribute.attributeType)
+            object.storage[attribute.name] = value
+            object.committed[attribute.name] = value
+        }
     }
 
     // MARK: Conflicts

@@ -17,8 +17,24 @@ import Foundation
 /// | `NSCoreDataToUpper`, `NSCoreDataToLower`, `NSCoreDataCanonical` | value |
 /// | `NSCoreDataNow` | — (seconds since 2001-01-01) |
 public enum CoreDataFunctions {
-    /// Registers the functions and collations on a connection.
-    public static func register(on connection: Connection) throws {
+    /// Registers the functions and collations on a connection; the trigger helpers append
+    /// what the store's triggers report to `reports` (when given).
+    public static func register(on connection: Connection, reports: TriggerReports? = nil) throws {
+        // Called by triggers stored in the file (`Z_DA_` derived attributes, `ZT_` counters) as
+        // `SELECT f('ZTABLE', Z_ENT, Z_PK, 'name', value) FROM …`: a row's value that the
+        // trigger changed, so that objects in memory can follow. The name is the property
+        // (`Z_DA_`) or the column (`ZT_`). They return NULL.
+        for name in ["NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NSCoreDataDATriggerUpdatedAffectedObjectValue",
+                     "NSCoreDataTriggerUpdateAffectedObjectValue"] {
+            try connection.createFunction(name, argumentCount: -1, deterministic: false) { args in
+                if args.count >= 5, case .text(let table) = args[0], let entity = args[1].int64, let key = args[2].int64,
+                    case .text(let property) = args[3]
+                {
+                    reports?.append(TriggerReport(table: table, entityNumber: Int(entity), primaryKey: key, name: property, value: args[4]))
+                }
+                return .null
+            }
+        }
         try connection.createFunction("NSCoreDataNow", argumentCount: 0, deterministic: false) { _ in
             .real(Date().timeIntervalSinceReferenceDate)
         }
@@ -77,4 +93,38 @@ public enum CoreDataFunctions {
     }
 
     private static func result(_ b: Bool) -> SQLValue { .integer(b ? 1 : 0) }
+}
+
+/// A value a store trigger changed and reported through a trigger helper function.
+public struct TriggerReport: Sendable, Hashable {
+    /// The table of the changed row (`ZASSET`).
+    public var table: String
+    /// The row's `Z_ENT`.
+    public var entityNumber: Int
+    /// The row's `Z_PK`.
+    public var primaryKey: Int64
+    /// The property (derived-attribute triggers) or column (counter triggers) that changed.
+    public var name: String
+    /// The new value.
+    public var value: SQLValue
+}
+
+/// The reports of a connection's triggers, collected while a save runs.
+public final class TriggerReports: @unchecked Sendable {  // `list` is only touched under `lock`
+    private let lock = NSLock()
+    private var list: [TriggerReport] = []
+
+    /// An empty collection.
+    public init() {}
+
+    /// Adds a report.
+    func append(_ report: TriggerReport) { lock.withLock { list.append(report) } }
+
+    /// Returns the reports so far and forgets them.
+    public func drain() -> [TriggerReport] {
+        lock.withLock {
+            defer { list.removeAll() }
+            return list
+        }
+    }
 }

@@ -38,6 +38,9 @@ public final class SQLiteStore {
     /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those
     /// objects' faults later needs no SQL.
     var rowCache: [ManagedObjectID: StoreRow] = [:]
+    /// Values the store's own triggers changed (derived attributes, counters), reported while
+    /// a save runs, so the saving context can update its objects.
+    let triggerReports = TriggerReports()
     /// ``selectedColumns(for:)`` by entity name: the model and mapping never change, so each
     /// entity's list is worked out once, not on every fetch and fault.
     var selectedColumnsCache: [String: [SelectedColumn]] = [:]
@@ -111,7 +114,7 @@ public final class SQLiteStore {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
         self.connection = connection
-        try CoreDataFunctions.register(on: connection)
+        try CoreDataFunctions.register(on: connection, reports: triggerReports)
         var warnings: [String] = []
         if exists {
             let (identifier, metadata, hashes) = try SQLiteStore.readMetadata(connection, path: path)
@@ -282,7 +285,7 @@ public final class SQLiteStore {
         self.metadata = [:]
         self.warnings = []
         self.modelSource = .given
-        try CoreDataFunctions.register(on: connection)
+        try CoreDataFunctions.register(on: connection, reports: triggerReports)
         try createSchema()
     }
 

@@ -77,10 +77,54 @@ extension SchemaMapping {
             }
         }
         statements += indexes
+        for number in entityNames.keys.sorted() {
+            guard let name = entityNames[number], let entity = model.entity(named: name) else { continue }
+            for attribute in entity.declaredAttributes.sorted(by: { $0.name < $1.name }) {
+                statements += derivedAttributeTriggers(attribute, of: entity)
+            }
+        }
         statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements
+    }
+
+    /// The four triggers that keep a derived attribute up to date in the store, for a
+    /// derivation through a to-one relationship (`relationship.attribute`), in Core Data's
+    /// text (as in Photos' stores, macOS 10.15 and 16): `SOURCE_INSERT`/`SOURCE_UPDATE` on the
+    /// entity's table copy the value when a row is inserted or its foreign key changes;
+    /// `PARAMETER_INSERT`/`PARAMETER_UPDATE` on the destination's table copy it to every row
+    /// that points at a new or changed destination. Each then reports the new value through
+    /// `NSCoreDataDATrigger…AffectedObjectValue`, so that objects in memory can follow.
+    ///
+    /// Other derivations (`@count`, `now()`, functions, attributes of the entity itself) get
+    /// no triggers here: no store we hold shows the text Core Data writes for them, and
+    /// Faultline does not guess DDL.
+    func derivedAttributeTriggers(_ attribute: AttributeDescription, of entity: EntityDescription) -> [String] {
+        guard let expression = attribute.derivationExpression, let mapping = self.entity(entity.name),
+            let column = mapping.attributeColumns[attribute.name]
+        else { return [] }
+        let path = expression.trimmingCharacters(in: .whitespaces).split(separator: ".").map(String.init)
+        guard path.count == 2, let relationship = entity.relationship(named: path[0]), relationship.isToOne,
+            let foreignKey = mapping.toOneColumns[path[0]]?.foreignKey,
+            let destination = self.entity(relationship.destinationEntityName),
+            let sourceColumn = destination.attributeColumns[path[1]]
+        else { return [] }
+        let table = mapping.table, other = destination.table
+        let prefix = "Z_DA_\(table)_\(entity.name)_\(attribute.name)"
+        let otherPrefix = "Z_DA_\(other)_\(entity.name)_\(attribute.name)"
+        let copy = "UPDATE \(table) SET \(column) = (SELECT \(sourceColumn) FROM \(other) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
+        let spread = "UPDATE \(table) SET \(column) = NEW.\(sourceColumn) WHERE \(foreignKey) = NEW.Z_PK;"
+        func report(_ function: String, _ condition: String) -> String {
+            "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(attribute.name)', \(column)) FROM \(table) WHERE \(condition); END"
+        }
+        let inserted = "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+        return [
+            "CREATE TRIGGER \(prefix)_SOURCE_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN \(copy) \(report(inserted, "Z_PK = NEW.Z_PK"))",
+            "CREATE TRIGGER \(prefix)_SOURCE_UPDATE AFTER UPDATE OF \(foreignKey) ON \(table) FOR EACH ROW BEGIN \(copy) \(report(updated, "Z_PK = NEW.Z_PK"))",
+            "CREATE TRIGGER \(otherPrefix)_PARAMETER_INSERT AFTER INSERT ON \(other) FOR EACH ROW BEGIN \(spread) \(report(inserted, "\(foreignKey) = NEW.Z_PK"))",
+            "CREATE TRIGGER \(otherPrefix)_PARAMETER_UPDATE AFTER UPDATE OF \(sourceColumn) ON \(other) FOR EACH ROW BEGIN \(spread) \(report(updated, "\(foreignKey) = NEW.Z_PK"))",
+        ]
     }
 
     /// The column of a fetch index element: a property's column, `Z_ENT` for the `entity`
