@@ -17,7 +17,7 @@ final class TmuxSession {
         // not pipes that a reader waits to see closed.
         let client = try Subprocess(
             "/usr/bin/env",
-            ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command],
+            ["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command],
             environment: ProcessInfo.processInfo.environment, stdin: .null, stdout: .null, stderr: .null)
         let status = client.wait()
         if status != 0 { throw Subprocess.SpawnError(description: "tmux new-session exited with \(status)") }
@@ -25,7 +25,7 @@ final class TmuxSession {
 
     @discardableResult
     func tmux(_ arguments: [String]) throws -> String {
-        try TestSupport.run(URL(fileURLWithPath: "/usr/bin/env"), ["tmux"] + arguments).stdout
+        try TestSupport.run(URL(fileURLWithPath: "/usr/bin/env"), ["tmux", "-L", name] + arguments).stdout
     }
 
     /// Types keys (tmux key names such as `Enter`, `Tab`, `C-c`, `Up`; other words literally).
@@ -44,7 +44,9 @@ final class TmuxSession {
         throw CancellationError()
     }
 
-    func close() { _ = try? tmux(["kill-session", "-t", name]) }
+    /// Ends the session and its tmux server (each session has a server of its own, on its own
+    /// socket, so a test never meets a user's tmux or one left by another run).
+    func close() { _ = try? tmux(["kill-server"]) }
 }
 
 @Suite(.serialized, .enabled(if: TestSupport.hasCommand("tmux") || TestSupport.isCI, "skipped: the terminal tests need tmux (apt-get install tmux)"))

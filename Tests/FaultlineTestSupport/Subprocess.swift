@@ -88,8 +88,22 @@ public final class Subprocess: @unchecked Sendable {  // the pid is written once
         let argv = (program + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in argv + envp { free(p) } }
+        // The child starts with no signal blocked and the usual dispositions: a test thread
+        // (a libdispatch worker) blocks signals, and a mask is inherited, so without this a
+        // tmux server would never see SIGCHLD and never reap its panes' processes.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGCHLD, SIGPIPE, SIGTERM, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, program[0], &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, program[0], &actions, &attributes, argv, envp)
         guard result == 0 else {
             closeParentEnds()
             throw SpawnError(description: "cannot start \(executable): \(String(cString: strerror(result)))")
