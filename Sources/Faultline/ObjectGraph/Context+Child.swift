@@ -216,18 +216,7 @@ extension ManagedObjectContext {
             registeredObjects[new] = object
             adopted[old] = new
         }
-        func mapped(_ value: Any) -> Any {
-            if let id = value as? ManagedObjectID { return map[id] ?? id }
-            if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
-            return value
-        }
-        for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
-            object.storage = object.storage.mapValues(mapped)
-            object.committed = object.committed.mapValues(mapped)
-            for (key, pending) in object.pendingToMany {
-                object.pendingToMany[key] = PendingToMany(added: pending.added.map { map[$0] ?? $0 }, removed: Set(pending.removed.map { map[$0] ?? $0 }))
-            }
-        }
+        replaceObjectIDs(map)
         recordPermanentIDs(adopted)
     }
 

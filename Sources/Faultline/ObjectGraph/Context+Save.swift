@@ -351,21 +351,7 @@ extension ManagedObjectContext {
             object.version = 1
         }
         recordPermanentIDs(permanent)
-        if !permanent.isEmpty {
-            func map(_ value: Any) -> Any {
-                if let id = value as? ManagedObjectID { return permanent[id] ?? id }
-                if let ids = value as? [ManagedObjectID] { return ids.map { permanent[$0] ?? $0 } }
-                return value
-            }
-            for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
-                object.storage = object.storage.mapValues(map)
-                object.committed = object.committed.mapValues(map)
-                for (key, pending) in object.pendingToMany {
-                    object.pendingToMany[key] = PendingToMany(
-                        added: pending.added.map { permanent[$0] ?? $0 }, removed: Set(pending.removed.map { permanent[$0] ?? $0 }))
-                }
-            }
-        }
+        if !permanent.isEmpty { replaceObjectIDs(permanent) }
         for update in plan.updates {
             update.object.version += 1
             store.rowCache[update.object.objectID] = nil
@@ -391,6 +377,24 @@ extension ManagedObjectContext {
         undoStack.removeAll()
         redoStack.removeAll()
         return SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs)
+    }
+
+    /// Replaces object IDs held in loaded values, committed values and pending to-many edits
+    /// of every registered object (temporary IDs that became permanent).
+    func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
+        func mapped(_ value: Any) -> Any {
+            if let id = value as? ManagedObjectID { return map[id] ?? id }
+            if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
+            return value
+        }
+        for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
+            object.storage = object.storage.mapValues(mapped)
+            object.committed = object.committed.mapValues(mapped)
+            for (key, pending) in object.pendingToMany {
+                object.pendingToMany[key] = PendingToMany(
+                    added: pending.added.map { map[$0] ?? $0 }, removed: Set(pending.removed.map { map[$0] ?? $0 }))
+            }
+        }
     }
 
     /// Gives registered objects the values the store's triggers wrote during the save (a
