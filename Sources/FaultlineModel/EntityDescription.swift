@@ -12,44 +12,142 @@ import Foundation
 ///                           toMany: true, deleteRule: .cascade)])
 /// ```
 public struct EntityDescription: Sendable, Hashable {
+    /// The stored values; copies of the description share one immutable box, so passing
+    /// a description around (every managed object refers to its entity) costs one retain.
+    struct Fields: Sendable, Hashable {
+        var name: String = ""
+        var managedObjectClassName: String? = nil
+        var isAbstract: Bool = false
+        var superentityName: String? = nil
+        var declaredAttributes: [AttributeDescription] = []
+        var declaredRelationships: [RelationshipDescription] = []
+        var declaredFetchedProperties: [FetchedPropertyDescription] = []
+        var renamingIdentifier: String? = nil
+        var versionHashModifier: String? = nil
+        var userInfo: [String: String] = [:]
+        var uniquenessConstraints: [[String]] = []
+        var compoundIndexes: [[String]] = []
+        var fetchIndexes: [FetchIndexDescription] = []
+        var subentityNames: [String] = []
+        var attributes: [AttributeDescription] = []
+        var relationships: [RelationshipDescription] = []
+        var fetchedProperties: [FetchedPropertyDescription] = []
+        var versionHash: Data = Data()
+    }
+
+    final class Box: Sendable {
+        let fields: Fields
+        let layout: PropertyLayout
+        init(_ fields: Fields) {
+            self.fields = fields
+            self.layout = PropertyLayout(attributes: fields.attributes, relationships: fields.relationships)
+        }
+    }
+
+    private var box = Box(Fields())
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.box.fields == rhs.box.fields }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
+
     /// The entity name (`Asset`).
-    public var name: String
+    public var name: String {
+        get { box.fields.name }
+        set { update { $0.name = newValue } }
+    }
     /// The class name of its objects (`representedClassName`); nil means `NSManagedObject`.
-    public var managedObjectClassName: String?
+    public var managedObjectClassName: String? {
+        get { box.fields.managedObjectClassName }
+        set { update { $0.managedObjectClassName = newValue } }
+    }
     /// Whether the entity is abstract (only its sub-entities have instances).
-    public var isAbstract: Bool
+    public var isAbstract: Bool {
+        get { box.fields.isAbstract }
+        set { update { $0.isAbstract = newValue } }
+    }
     /// The name of the parent entity, if any.
-    public var superentityName: String?
+    public var superentityName: String? {
+        get { box.fields.superentityName }
+        set { update { $0.superentityName = newValue } }
+    }
     /// The attributes declared by this entity itself.
-    public var declaredAttributes: [AttributeDescription]
+    public var declaredAttributes: [AttributeDescription] {
+        get { box.fields.declaredAttributes }
+        set { update { $0.declaredAttributes = newValue } }
+    }
     /// The relationships declared by this entity itself.
-    public var declaredRelationships: [RelationshipDescription]
+    public var declaredRelationships: [RelationshipDescription] {
+        get { box.fields.declaredRelationships }
+        set { update { $0.declaredRelationships = newValue } }
+    }
     /// The fetched properties declared by this entity itself.
-    public var declaredFetchedProperties: [FetchedPropertyDescription]
+    public var declaredFetchedProperties: [FetchedPropertyDescription] {
+        get { box.fields.declaredFetchedProperties }
+        set { update { $0.declaredFetchedProperties = newValue } }
+    }
     /// The renaming identifier (`elementID` in XML).
-    public var renamingIdentifier: String?
+    public var renamingIdentifier: String? {
+        get { box.fields.renamingIdentifier }
+        set { update { $0.renamingIdentifier = newValue } }
+    }
     /// The version hash modifier.
-    public var versionHashModifier: String?
+    public var versionHashModifier: String? {
+        get { box.fields.versionHashModifier }
+        set { update { $0.versionHashModifier = newValue } }
+    }
     /// User info entries.
-    public var userInfo: [String: String]
+    public var userInfo: [String: String] {
+        get { box.fields.userInfo }
+        set { update { $0.userInfo = newValue } }
+    }
     /// Uniqueness constraints: each one a list of property names.
-    public var uniquenessConstraints: [[String]]
+    public var uniquenessConstraints: [[String]] {
+        get { box.fields.uniquenessConstraints }
+        set { update { $0.uniquenessConstraints = newValue } }
+    }
     /// Legacy compound indexes: each one a list of property names.
-    public var compoundIndexes: [[String]]
+    public var compoundIndexes: [[String]] {
+        get { box.fields.compoundIndexes }
+        set { update { $0.compoundIndexes = newValue } }
+    }
     /// Fetch indexes.
-    public var fetchIndexes: [FetchIndexDescription]
+    public var fetchIndexes: [FetchIndexDescription] {
+        get { box.fields.fetchIndexes }
+        set { update { $0.fetchIndexes = newValue } }
+    }
 
     /// Names of the direct sub-entities, sorted; filled in by the model.
-    public internal(set) var subentityNames: [String] = []
+    public internal(set) var subentityNames: [String] {
+        get { box.fields.subentityNames }
+        set { update { $0.subentityNames = newValue } }
+    }
     /// All attributes, inherited ones included, sorted by name; filled in by the model.
-    public internal(set) var attributes: [AttributeDescription] = []
+    public internal(set) var attributes: [AttributeDescription] {
+        get { box.fields.attributes }
+        set { update { $0.attributes = newValue } }
+    }
     /// All relationships, inherited ones included, sorted by name; filled in by the model.
-    public internal(set) var relationships: [RelationshipDescription] = []
+    public internal(set) var relationships: [RelationshipDescription] {
+        get { box.fields.relationships }
+        set { update { $0.relationships = newValue } }
+    }
     /// All fetched properties, inherited ones included, sorted by name; filled in by the model.
-    public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
+    public internal(set) var fetchedProperties: [FetchedPropertyDescription] {
+        get { box.fields.fetchedProperties }
+        set { update { $0.fetchedProperties = newValue } }
+    }
     /// Core Data's 32-byte version hash of the entity (what a store's metadata records in
     /// `NSStoreModelVersionHashes`); filled in by the model (empty until then).
-    public internal(set) var versionHash: Data = Data()
+    public internal(set) var versionHash: Data {
+        get { box.fields.versionHash }
+        set { update { $0.versionHash = newValue } }
+    }
 
     /// Creates an entity from its declared properties.
     public init(
@@ -92,6 +190,10 @@ public struct EntityDescription: Sendable, Hashable {
         relationships.first { $0.name == name }
     }
 
+    /// Where each of the entity's properties (inherited ones included) sits in an object's
+    /// value slots; worked out once per entity, shared by all its copies.
+    public var propertyLayout: PropertyLayout { box.layout }
+
     /// Whether the entity has sub-entities.
     public var hasSubentities: Bool { !subentityNames.isEmpty }
 }
@@ -132,4 +234,48 @@ public struct FetchIndexDescription: Sendable, Hashable {
         self.elements = elements
         self.partialIndexPredicate = partialIndexPredicate
     }
+}
+
+/// The properties of an entity numbered for slot storage: every attribute (inherited ones
+/// included, in ``EntityDescription/attributes`` order), then every relationship. An object's
+/// values are an array indexed by these slots, so reading a value hashes its key once, and
+/// decoding a row hashes none.
+public final class PropertyLayout: Sendable {
+    /// What a slot holds.
+    public enum Kind: Sendable, Hashable {
+        /// An attribute value.
+        case attribute
+        /// A to-one relationship: the destination's object ID.
+        case toOne
+        /// A to-many relationship: the destinations' object IDs.
+        case toMany
+    }
+
+    /// The property names, by slot.
+    public let names: [String]
+    /// What each slot holds.
+    public let kinds: [Kind]
+    private let index: [String: Int]
+
+    /// A layout of attributes, then relationships.
+    public init(attributes: [AttributeDescription], relationships: [RelationshipDescription]) {
+        var names = attributes.map(\.name)
+        var kinds = [Kind](repeating: .attribute, count: names.count)
+        for relationship in relationships {
+            names.append(relationship.name)
+            kinds.append(relationship.isToMany ? .toMany : .toOne)
+        }
+        var index: [String: Int] = [:]
+        for (i, name) in names.enumerated() where index[name] == nil { index[name] = i }
+        self.names = names
+        self.kinds = kinds
+        self.index = index
+    }
+
+    /// The number of slots.
+    public var count: Int { names.count }
+
+    /// The slot of a property, or nil when the entity has no property of that name.
+    @inline(__always)
+    public func slot(of name: String) -> Int? { index[name] }
 }

@@ -168,6 +168,16 @@ public final class Statement {
     /// Whether the current row's column is NULL.
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
+    /// Whether the current row's column holds TEXT.
+    public func isText(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_TEXT }
+
+    /// The current row's column as a string (its text; empty for NULL).
+    public func text(at index: Int) -> String {
+        let i = Int32(index)
+        guard let text = sqlite3_column_text(handle, i) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, i))), as: UTF8.self)
+    }
+
     /// The current row's column as an integer (0 for NULL).
     public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
 

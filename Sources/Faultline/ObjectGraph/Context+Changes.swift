@@ -465,8 +465,8 @@ extension ManagedObjectContext {
 /// An object's state before a change, for undo and redo.
 struct ObjectState {
     let object: ManagedObject
-    var storage: [String: Any]
-    var committed: [String: Any]
+    var storage: ObjectValues
+    var committed: ObjectValues
     var pendingToMany: [String: PendingToMany]
     var isFault: Bool
     var version: Int64

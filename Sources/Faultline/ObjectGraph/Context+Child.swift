@@ -163,7 +163,7 @@ extension ManagedObjectContext {
         for object in touched.values.sorted(by: ManagedObjectContext.saveOrder) {
             if object.isInserted && object.isDeleted { continue }
             if object.isInserted {
-                changes.append(.insert(object.objectID, entityName: object.entity.name, values: object.storage))
+                changes.append(.insert(object.objectID, entityName: object.entity.name, values: object.storage.dictionary))
                 inserted.append(object.objectID)
             } else if object.isDeleted {
                 changes.append(.delete(object.objectID))

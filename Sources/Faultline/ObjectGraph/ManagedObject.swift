@@ -21,7 +21,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
     /// to-many relationships `[ManagedObjectID]`.
-    var storage: [String: Any] = [:]
+    var storage: ObjectValues
     /// The batch of a batched fetch this fault belongs to, and its place in it.
     var batchPosition: (batch: FaultBatch, index: Int)?
     /// The relationship through which this object was first reached as a fault
@@ -30,7 +30,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
-    var committed: [String: Any] = [:]
+    var committed: ObjectValues
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
     var pendingToMany: [String: PendingToMany] = [:]
     /// Whether the object was inserted and not saved yet.
@@ -46,6 +46,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.objectID = objectID
         self.managedObjectContext = context
         self.isFault = isFault
+        self.storage = ObjectValues(layout: entity.propertyLayout)
+        self.committed = storage
     }
 
     /// The value of a property; reading fires the fault when the object is one.
@@ -55,19 +57,25 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// the destination objects as an array (in the relationship's order when it is ordered),
     /// firing the relationship fault the first time.
     public func value(forKey key: String) -> Any? {
-        managedObjectContext?.checkAccess()
-        if isFault, let context = managedObjectContext {
+        guard let context = managedObjectContext else {
+            return entity.relationship(named: key) == nil ? storage[key] : nil
+        }
+        context.checkAccess()
+        if isFault {
             try? context.fireFault(self)
         }
-        if let relationship = entity.relationship(named: key) {
-            guard let context = managedObjectContext else { return nil }
-            if relationship.isToMany {
-                return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
-            }
-            guard let id = storage[key] as? ManagedObjectID else { return nil }
+        let layout = entity.propertyLayout
+        guard let slot = layout.slot(of: key) else { return storage[key] }
+        switch layout.kinds[slot] {
+        case .attribute:
+            return storage[slot: slot]
+        case .toOne:
+            guard let id = storage[slot: slot] as? ManagedObjectID else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
+        case .toMany:
+            guard let relationship = entity.relationship(named: key) else { return nil }
+            return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
         }
-        return storage[key]
     }
 
     /// The value at a dotted key path (`asset.label`), following relationships; through a

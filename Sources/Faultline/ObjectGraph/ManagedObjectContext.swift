@@ -230,11 +230,12 @@ public final class ManagedObjectContext {
         return object(with: id, reachedThrough: nil)
     }
 
-    func object(with id: ManagedObjectID, reachedThrough origin: String?) -> ManagedObject {
+    /// The object for an ID; a new fault remembers `origin` (evaluated only then).
+    func object(with id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
         if let object = registeredObjects[id] { return object }
         let entity = model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
         let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
-        object.faultOrigin = origin
+        object.faultOrigin = origin()
         registeredObjects[id] = object
         return object
     }

@@ -46,6 +46,10 @@ public final class SQLiteStore {
     var selectedColumnsCache: [String: [SelectedColumn]] = [:]
     /// The SQL that fires one fault, by entity name (`SELECT … WHERE  t0.Z_PK = ?`).
     var faultSQLCache: [String: String] = [:]
+    /// Row decoding plans (see ``decodePlan(for:rowEntity:columns:)``).
+    var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
+    /// Whether the temporary table `_Z_intarray0` exists on the connection.
+    var intArrayCreated = false
 
     /// Opens the store at `url` with `model`.
     ///

@@ -6,7 +6,7 @@ import Foundation
 struct StoreRow: CustomStringConvertible {
     var objectID: ManagedObjectID
     var version: Int64
-    var values: [String: Any]
+    var values: ObjectValues
 
     /// `<Entity: x-coredata://…/Entity/p1; data: {count = 12; label = "Garage"}>`, for the log.
     var description: String {
@@ -200,8 +200,9 @@ extension SQLiteStore {
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var rows: [StoreRow] = []
+        let decoder = rowDecoder(for: entity, columns: columns)
         while try statement.step() {
-            rows.append(decodeRow(statement, entity: entity, columns: columns))
+            rows.append(decodeRow(statement, with: decoder))
         }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
@@ -249,41 +250,139 @@ extension SQLiteStore {
         return count
     }
 
-    func decodeRow(_ statement: Statement, entity: EntityDescription, columns: [SelectedColumn]) -> StoreRow {
-        var rowEntity = entity
-        if entity.hasSubentities {
+    /// A decoder for the rows of a SELECT of an entity's `columns` (after `Z_ENT` or 0, `Z_PK`,
+    /// `Z_OPT`); make one per statement run.
+    func rowDecoder(for entity: EntityDescription, columns: [SelectedColumn]) -> RowDecoder {
+        RowDecoder(entity: entity, columns: columns, plan: decodePlan(for: entity, rowEntity: entity, columns: columns))
+    }
+
+    /// Decodes the statement's current row into the slots of the row's entity, by a plan
+    /// worked out once per entity: no key is hashed and no column value is boxed twice.
+    func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
+        var plan = decoder.plan
+        if decoder.entity.hasSubentities {
             let number = Int(statement.int64(at: 0))
-            if let name = mapping.entityNames[number], let e = model.entity(named: name) { rowEntity = e }
-        }
-        let pk = statement.int64(at: 1)
-        let version = statement.int64(at: 2)
-        var values: [String: Any] = [:]
-        var pendingToOne: [String: Int64] = [:]
-        var toOneEntity: [String: Int] = [:]
-        for (i, column) in columns.enumerated() {
-            let index = i + 3
-            switch column.target {
-            case .attribute(let attribute):
-                if let v = ValueCoding.decode(statement.value(at: index), as: attribute.attributeType) {
-                    values[attribute.name] = v
-                }
-            case .toOne(let relationship, let isEntityColumn):
-                if statement.isNull(at: index) { continue }
-                if isEntityColumn {
-                    toOneEntity[relationship.name] = Int(statement.int64(at: index))
-                } else {
-                    pendingToOne[relationship.name] = statement.int64(at: index)
+            if number != plan.entityNumber {
+                if let cached = decoder.subentityPlans[number] {
+                    plan = cached
+                } else if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
+                    plan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns)
+                    decoder.subentityPlans[number] = plan
                 }
             }
         }
-        for (name, pk) in pendingToOne {
-            guard let relationship = rowEntity.relationship(named: name) else { continue }
-            var destination = relationship.destinationEntityName
-            if let number = toOneEntity[name], let actual = mapping.entityNames[number] { destination = actual }
-            values[name] = ManagedObjectID(entityName: destination, storeIdentifier: identifier, primaryKey: pk)
+        let pk = statement.int64(at: 1)
+        let version = statement.int64(at: 2)
+        var values = ObjectValues(layout: plan.layout)
+        for step in plan.steps {
+            let index = step.column
+            if statement.isNull(at: index) { continue }
+            let value: Any?
+            switch step.kind {
+            case .integer64: value = statement.int64(at: index)
+            case .integer32: value = Int32(truncatingIfNeeded: statement.int64(at: index))
+            case .integer16: value = Int16(truncatingIfNeeded: statement.int64(at: index))
+            case .boolean: value = statement.int64(at: index) != 0
+            case .double: value = statement.double(at: index)
+            case .float: value = Float(statement.double(at: index))
+            case .date: value = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
+            case .string: value = statement.isText(at: index) ? statement.text(at: index) : ValueCoding.decode(statement.value(at: index), as: .string)
+            case .other(let type): value = ValueCoding.decode(statement.value(at: index), as: type)
+            case .toOne(let destination, let entityColumn):
+                var name = destination
+                if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
+                    name = actual
+                }
+                value = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+            }
+            if let value { values[slot: step.slot] = value }
         }
         return StoreRow(
-            objectID: ManagedObjectID(entityName: rowEntity.name, storeIdentifier: identifier, primaryKey: pk),
+            objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: pk),
             version: version, values: values)
+    }
+
+    /// The plan that decodes rows of `rowEntity` selected with an entity's `columns`.
+    func decodePlan(for entity: EntityDescription, rowEntity: EntityDescription, columns: [SelectedColumn]) -> DecodePlan {
+        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name, columnCount: columns.count)
+        if let plan = decodePlanCache[key] { return plan }
+        let layout = rowEntity.propertyLayout
+        var steps: [DecodePlan.Step] = []
+        var entityColumns: [String: Int] = [:]
+        for (i, column) in columns.enumerated() {
+            if case .toOne(let relationship, true) = column.target { entityColumns[relationship.name] = i + 3 }
+        }
+        for (i, column) in columns.enumerated() {
+            switch column.target {
+            case .attribute(let attribute):
+                guard let slot = layout.slot(of: attribute.name), layout.kinds[slot] == .attribute else { continue }
+                steps.append(.init(column: i + 3, slot: slot, kind: .init(attribute.attributeType)))
+            case .toOne(let relationship, let isEntityColumn):
+                guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
+                    let declared = rowEntity.relationship(named: relationship.name)
+                else { continue }
+                steps.append(.init(column: i + 3, slot: slot, kind: .toOne(destination: declared.destinationEntityName, entityColumn: entityColumns[relationship.name])))
+            }
+        }
+        let plan = DecodePlan(rowEntityName: rowEntity.name, layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
+        decodePlanCache[key] = plan
+        return plan
+    }
+}
+
+/// Which plan: the fetched entity, the entity of the row, and how many columns were selected
+/// (a fault's SELECT and a fetch's have the same columns; a prefetch's may add one after them).
+struct DecodePlanKey: Hashable {
+    var entity: String
+    var rowEntity: String
+    var columnCount: Int
+}
+
+/// How to decode the rows of one entity: each selected column's slot and type.
+struct DecodePlan {
+    enum Kind {
+        case integer16, integer32, integer64, boolean, double, float, date, string
+        case other(AttributeType)
+        case toOne(destination: String, entityColumn: Int?)
+
+        init(_ type: AttributeType) {
+            switch type {
+            case .integer16: self = .integer16
+            case .integer32: self = .integer32
+            case .integer64: self = .integer64
+            case .boolean: self = .boolean
+            case .double: self = .double
+            case .float: self = .float
+            case .date: self = .date
+            case .string: self = .string
+            default: self = .other(type)
+            }
+        }
+    }
+
+    struct Step {
+        var column: Int
+        var slot: Int
+        var kind: Kind
+    }
+
+    var rowEntityName: String
+    var layout: PropertyLayout
+    var entityNumber: Int
+    var steps: [Step]
+}
+
+/// Decodes the rows of one run of a statement: the fetched entity's plan, and the plans of
+/// its sub-entities as rows of them come.
+final class RowDecoder {
+    let entity: EntityDescription
+    let columns: [SelectedColumn]
+    let plan: DecodePlan
+    var subentityPlans: [Int: DecodePlan] = [:]
+
+    init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan) {
+        self.entity = entity
+        self.columns = columns
+        self.plan = plan
     }
 }

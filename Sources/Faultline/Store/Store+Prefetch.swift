@@ -11,19 +11,26 @@ extension SQLiteStore {
     /// opened read-only, and lives outside the store's files). Filling it is not logged.
     func withIntArray<T>(_ keys: [Int64], _ body: () throws -> T) throws -> T {
         try connection.untraced {
-            try connection.executeScript("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
-            try connection.executeScript("DELETE FROM temp._Z_intarray0")
-            let insert = try connection.cachedStatement("INSERT OR IGNORE INTO temp._Z_intarray0 (value) VALUES (?)")
-            for key in keys {
-                try insert.bind([.integer(key)])
-                try insert.run()
+            if !intArrayCreated {
+                try connection.executeScript("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
+                intArrayCreated = true
             }
+            try connection.execute("DELETE FROM temp._Z_intarray0")
+            // All keys in one statement: a JSON array of integers, bound as one text value.
+            var list = "["
+            list.reserveCapacity(keys.count * 8 + 2)
+            for (i, key) in keys.enumerated() {
+                if i > 0 { list += "," }
+                list += String(key)
+            }
+            list += "]"
+            try connection.execute("INSERT OR IGNORE INTO temp._Z_intarray0 (value) SELECT value FROM json_each(?)", [.text(list)])
         }
         if connection.isTraced {
             connection.emit(.message(category: "annotation", text: "Bound intarray _Z_intarray0"))
             connection.emit(.message(category: "annotation", text: "Bound intarray values."))
         }
-        defer { try? connection.untraced { try connection.executeScript("DELETE FROM temp._Z_intarray0") } }
+        defer { try? connection.untraced { try connection.execute("DELETE FROM temp._Z_intarray0") } }
         return try body()
     }
 
@@ -75,8 +82,9 @@ extension SQLiteStore {
         let result: [(owner: Int64, row: StoreRow)] = try withIntArray(keys) {
             let statement = try connection.cachedStatement(sql)
             var result: [(owner: Int64, row: StoreRow)] = []
+            let decoder = rowDecoder(for: destination, columns: columns)
             while try statement.step() {
-                let row = decodeRow(statement, entity: destination, columns: columns)
+                let row = decodeRow(statement, with: decoder)
                 if ownerColumn {
                     result.append((statement.int64(at: ownerIndex), row))
                 } else if let key = owner(row) {

@@ -1,0 +1,102 @@
+import FaultlineModel
+
+/// The values of one object (or one fetched row) by property: a slot per property of the
+/// entity's ``PropertyLayout``, nil where the property has no value (or, for a to-many, where
+/// its fault has not fired).
+///
+/// It reads like a `[String: Any]` (subscript by key, iteration, `keys`, `isEmpty`), but a
+/// row is decoded straight into slots without hashing a key, copying it shares the slots, and
+/// an object with no values yet holds no buffer. A key the layout lacks (an entity built
+/// without a model) is kept aside in a dictionary.
+struct ObjectValues: Sequence {
+    /// The entity's property slots.
+    let layout: PropertyLayout
+    private var slots: ContiguousArray<Any?> = []
+    private var extra: [String: Any]?
+
+    /// No values.
+    init(layout: PropertyLayout) {
+        self.layout = layout
+    }
+
+    /// The value of a key; setting nil removes it.
+    subscript(key: String) -> Any? {
+        get {
+            if let slot = layout.slot(of: key) { return self[slot: slot] }
+            return extra?[key]
+        }
+        set {
+            if let slot = layout.slot(of: key) {
+                self[slot: slot] = newValue
+            } else if newValue != nil || extra != nil {
+                extra = extra ?? [:]
+                extra?[key] = newValue
+                if extra?.isEmpty == true { extra = nil }
+            }
+        }
+    }
+
+    /// The value in a slot of the layout.
+    subscript(slot slot: Int) -> Any? {
+        @inline(__always) get { slot < slots.count ? slots[slot] : nil }
+        set {
+            if slots.isEmpty {
+                if newValue == nil { return }
+                slots = ContiguousArray(repeating: nil, count: layout.count)
+            }
+            slots[slot] = newValue
+        }
+    }
+
+    /// Whether no key has a value.
+    var isEmpty: Bool {
+        extra == nil && !slots.contains { $0 != nil }
+    }
+
+    /// Removes every value (the layout stays).
+    mutating func removeAll() {
+        slots = []
+        extra = nil
+    }
+
+    /// Removes a key's value and returns it.
+    @discardableResult
+    mutating func removeValue(forKey key: String) -> Any? {
+        let old = self[key]
+        self[key] = nil
+        return old
+    }
+
+    /// The keys that have a value, in slot order.
+    var keys: [String] { map(\.key) }
+
+    /// The same keys with each value transformed.
+    func mapValues(_ transform: (Any) throws -> Any) rethrows -> ObjectValues {
+        var result = self
+        for i in slots.indices {
+            if let value = slots[i] { result.slots[i] = try transform(value) }
+        }
+        if let extra { result.extra = try extra.mapValues(transform) }
+        return result
+    }
+
+    /// The values as a dictionary.
+    var dictionary: [String: Any] {
+        Dictionary(map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The keys with a value and their values: slots in order, then the keys kept aside.
+    func makeIterator() -> AnyIterator<(key: String, value: Any)> {
+        var slot = 0
+        var rest = (extra ?? [:]).makeIterator()
+        let slots = self.slots
+        let names = layout.names
+        return AnyIterator {
+            while slot < slots.count {
+                defer { slot += 1 }
+                if let value = slots[slot] { return (names[slot], value) }
+            }
+            return rest.next()
+        }
+    }
+}
