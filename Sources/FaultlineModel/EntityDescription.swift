@@ -276,6 +276,13 @@ public final class PropertyLayout: Sendable {
     public var count: Int { names.count }
 
     /// The slot of a property, or nil when the entity has no property of that name.
-    @inline(__always)
-    public func slot(of name: String) -> Int? { index[name] }
+    ///
+    /// A small entity's names are scanned: comparing short strings is cheaper than hashing one.
+    public func slot(of name: String) -> Int? {
+        if names.count <= 12 {
+            for i in names.indices where names[i] == name { return i }
+            return nil
+        }
+        return index[name]
+    }
 }

@@ -81,7 +81,9 @@ public final class ManagedObjectContext {
         if parent != nil { return try fetchFromParent(request) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         guard request.fetchBatchSize > 0 else {
-            let objects = try store.fetchRows(request).map { register(row: $0) }
+            let rows = try store.fetchRows(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + rows.count)
+            let objects = rows.map { register(row: $0) }
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }
@@ -89,6 +91,7 @@ public final class ManagedObjectContext {
         }
         let ids = try store.fetchObjectIDs(request)
         let batch = FaultBatch(entityName: request.entityName, ids: ids, size: request.fetchBatchSize, prefetching: request.relationshipKeyPathsForPrefetching)
+        registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
         return ids.enumerated().map { index, id in
             let object = self.object(with: id)
             if object.isFault { object.batchPosition = (batch, index) }
@@ -232,16 +235,21 @@ public final class ManagedObjectContext {
 
     /// The object for an ID; a new fault remembers `origin` (evaluated only then).
     func object(with id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
-        if let object = registeredObjects[id] { return object }
-        let entity = model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
+        // One hash lookup: the default is made (and inserted) only when the ID is new.
+        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
+        return registered(&registeredObjects[id, default: newFault(for: id, entity: nil, reachedThrough: origin())])
+    }
+
+    private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
+        let entity = entity ?? model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
         let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
-        object.faultOrigin = origin()
-        registeredObjects[id] = object
+        object.faultOrigin = origin
         return object
     }
 
     func register(row: StoreRow) -> ManagedObject {
-        let object = self.object(with: row.objectID)
+        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
+        let object = registered(&registeredObjects[row.objectID, default: newFault(for: row.objectID, entity: row.entity, reachedThrough: nil)])
         if object.isFault { fill(object, from: row) }
         return object
     }

@@ -40,12 +40,13 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
     }
 
-    /// Hashes the key, the entity and the temporary identifier, not the store UUID (the same
-    /// for every ID of a store): IDs are hashed for every object a context registers.
+    /// Hashes the key, the length of the entity name and the temporary identifier: not the
+    /// store UUID (the same for every ID of a store) nor the name's characters (IDs are hashed
+    /// for every object a context registers; equality still compares everything).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(primaryKey)
-        hasher.combine(entityName)
-        hasher.combine(temporaryIdentifier)
+        hasher.combine(entityName.utf8.count)
+        if let temporaryIdentifier { hasher.combine(temporaryIdentifier) }
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.

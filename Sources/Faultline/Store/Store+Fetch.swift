@@ -4,6 +4,8 @@ import Foundation
 
 /// One fetched row, decoded: its ID, version and values by property name.
 struct StoreRow: CustomStringConvertible {
+    /// The entity of the row's object.
+    var entity: EntityDescription
     var objectID: ManagedObjectID
     var version: Int64
     var values: ObjectValues
@@ -169,12 +171,23 @@ extension SQLiteStore {
 
     /// Fetches and decodes the rows of an object fetch, logging Core Data's annotations.
     func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
+        try fetchRows(request) { $0 }
+    }
+
+    /// Fetches the rows of an object fetch and hands each to `transform` as it is decoded (no
+    /// array of rows in between), logging Core Data's annotations.
+    func fetchRows<T>(_ request: FetchRequest, _ transform: (StoreRow) throws -> T) throws -> [T] {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
-        let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
-        if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
-        return rows
+        var logged: [StoreRow] = []
+        let traced = connection.isTraced
+        let results = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns) { row in
+            if traced { logged.append(row) }
+            return try transform(row)
+        }
+        if traced { logFetchDetails(entity: entity.name, sql: sql, rows: logged) }
+        return results
     }
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
@@ -196,18 +209,31 @@ extension SQLiteStore {
     /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
     func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn]) throws -> [StoreRow] {
+        try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns) { $0 }
+    }
+
+    /// Runs a SELECT built by ``selectList(for:columns:)``, hands each decoded row to
+    /// `transform`, and logs Core Data's two timing annotations.
+    func selectRows<T>(
+        sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], _ transform: (StoreRow) throws -> T
+    ) throws -> [T] {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
-        var rows: [StoreRow] = []
+        var results: [T] = []
         let decoder = rowDecoder(for: entity, columns: columns)
-        while try statement.step() {
-            rows.append(decodeRow(statement, with: decoder))
+        do {
+            while try statement.step() {
+                results.append(try transform(decodeRow(statement, with: decoder)))
+            }
+        } catch {
+            statement.reset()
+            throw error
         }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
-        return rows
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
+        return results
     }
 
     /// Fetches one object's row by primary key (firing a fault).
@@ -298,6 +324,7 @@ extension SQLiteStore {
             if let value { values[slot: step.slot] = value }
         }
         return StoreRow(
+            entity: plan.rowEntity,
             objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: pk),
             version: version, values: values)
     }
@@ -324,7 +351,7 @@ extension SQLiteStore {
                 steps.append(.init(column: i + 3, slot: slot, kind: .toOne(destination: declared.destinationEntityName, entityColumn: entityColumns[relationship.name])))
             }
         }
-        let plan = DecodePlan(rowEntityName: rowEntity.name, layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
+        let plan = DecodePlan(rowEntity: rowEntity, rowEntityName: rowEntity.name, layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
         decodePlanCache[key] = plan
         return plan
     }
@@ -366,6 +393,7 @@ struct DecodePlan {
         var kind: Kind
     }
 
+    var rowEntity: EntityDescription
     var rowEntityName: String
     var layout: PropertyLayout
     var entityNumber: Int
