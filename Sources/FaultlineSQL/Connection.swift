@@ -240,11 +240,14 @@ public final class Connection {
     ///   - argumentCount: the number of arguments, or -1 for any.
     ///   - deterministic: whether the same arguments always give the same result.
     ///   - body: computes the result; a thrown error becomes a SQL error.
+    ///   - fastPath: tried first on the arguments as SQLite holds them (no copy); its non-nil
+    ///     result is the function's, nil falls back to `body`.
     public func createFunction(
         _ name: String, argumentCount: Int32, deterministic: Bool = true,
+        fastPath: ((FunctionArguments) -> SQLValue?)? = nil,
         _ body: @escaping ([SQLValue]) throws -> SQLValue
     ) throws {
-        let box = FunctionBox(body)
+        let box = FunctionBox(body, fastPath: fastPath)
         functionBoxes.append(box)
         var flags = SQLITE_UTF8
         if deterministic { flags |= SQLITE_DETERMINISTIC }
@@ -253,6 +256,10 @@ public final class Connection {
             { context, argc, argv in
                 guard let context, let userData = sqlite3_user_data(context) else { return }
                 let box = Unmanaged<FunctionBox>.fromOpaque(userData).takeUnretainedValue()
+                if let fastPath = box.fastPath, let result = fastPath(FunctionArguments(count: Int(argc), values: argv)) {
+                    result.setResult(context)
+                    return
+                }
                 var arguments: [SQLValue] = []
                 arguments.reserveCapacity(Int(argc))
                 for i in 0..<Int(argc) {
@@ -333,7 +340,39 @@ public enum TraceEvent {
 
 private final class FunctionBox {
     let body: ([SQLValue]) throws -> SQLValue
-    init(_ body: @escaping ([SQLValue]) throws -> SQLValue) { self.body = body }
+    let fastPath: ((FunctionArguments) -> SQLValue?)?
+    init(_ body: @escaping ([SQLValue]) throws -> SQLValue, fastPath: ((FunctionArguments) -> SQLValue?)?) {
+        self.body = body
+        self.fastPath = fastPath
+    }
+}
+
+/// The arguments of one call of a SQL function, read where SQLite holds them: valid only
+/// during the call.
+public struct FunctionArguments {
+    /// The number of arguments.
+    public let count: Int
+    private let values: UnsafeMutablePointer<OpaquePointer?>?
+
+    init(count: Int, values: UnsafeMutablePointer<OpaquePointer?>?) {
+        self.count = count
+        self.values = values
+    }
+
+    /// Whether argument `index` is TEXT.
+    public func isText(_ index: Int) -> Bool { sqlite3_value_type(values?[index]) == SQLITE_TEXT }
+
+    /// Argument `index` as an integer, when it is an INTEGER.
+    public func integer(_ index: Int) -> Int64? {
+        sqlite3_value_type(values?[index]) == SQLITE_INTEGER ? sqlite3_value_int64(values?[index]) : nil
+    }
+
+    /// Runs `body` on the UTF-8 bytes of argument `index` (call only when it is TEXT).
+    public func withUTF8<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        let value = values?[index]
+        guard let text = sqlite3_value_text(value) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
+    }
 }
 
 private final class CollationBox {

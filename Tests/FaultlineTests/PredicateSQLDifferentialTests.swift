@@ -303,6 +303,23 @@ extension PredicateSQLTests {
             #expect(CoreDataFunctions.options(fromSearchFlags: 10) == .normalized)
         }
 
+        @Test func asciiStringSearchAgreesWithTheGeneralComparison() throws {
+            // The byte-level path for ASCII operands answers as FLComparison does, for every
+            // flag combination it takes; other flags and non-ASCII text take the general path.
+            let texts = ["item 1234", "ITEM 12345", "Item", "", "a", "abcabc", "xItem 1234", "item 1234 ", "Brûlée"]
+            let patterns = ["item 1234", "ITEM", "m 12", "34", "", "abc", "cab", "item 12345 and more", "rûl", "RÛL"]
+            for flags: Int64 in [0, 1, 4, 5, 8, 9, 12, 13, 2, 0x81, 0x101] {
+                let op: FLComparison.Operator = flags & 0xC == 0xC ? .endsWith : (flags & 0x8 != 0 ? .beginsWith : .contains)
+                for text in texts {
+                    for pattern in patterns {
+                        let expected = try FLComparison.compare(text, op, pattern, options: CoreDataFunctions.options(fromSearchFlags: flags))
+                        let got = try value("SELECT NSCoreDataStringSearch(?, ?, ?, 0)", [.text(text), .text(pattern), .integer(flags)])
+                        #expect(got == .integer(expected ? 1 : 0), "\(text) \(op) \(pattern) flags \(flags)")
+                    }
+                }
+            }
+        }
+
         @Test func likeMatchesCompareAndCase() throws {
             #expect(try value("SELECT NSCoreDataLike('Cake', 'c?K*', 1 )") == .integer(1))
             #expect(try value("SELECT NSCoreDataLike('Cake', 'c?K*', 0 )") == .integer(0))

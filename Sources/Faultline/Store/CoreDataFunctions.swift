@@ -38,7 +38,7 @@ public enum CoreDataFunctions {
         try connection.createFunction("NSCoreDataNow", argumentCount: 0, deterministic: false) { _ in
             .real(Date().timeIntervalSinceReferenceDate)
         }
-        try connection.createFunction("NSCoreDataStringSearch", argumentCount: 4) { args in
+        try connection.createFunction("NSCoreDataStringSearch", argumentCount: 4, fastPath: asciiStringSearch) { args in
             guard let text = string(args[0]), let pattern = string(args[1]), let flags = args[2].int64 else { return .null }
             let op: FLComparison.Operator = flags & 0xC == 0xC ? .endsWith : (flags & 0x8 != 0 ? .beginsWith : .contains)
             return try result(FLComparison.compare(text, op, pattern, options: options(fromSearchFlags: flags)))
@@ -70,6 +70,47 @@ public enum CoreDataFunctions {
         try connection.createCollation("NSCollateLocaleSensitive") { a, b in a.compare(b, options: [], range: nil, locale: Locale.current) }
         try connection.createCollation("NSCollateLocaleSensitiveNoCase") { a, b in a.compare(b, options: [.caseInsensitive], range: nil, locale: Locale.current) }
         try connection.createCollation("NSCollateFinderlike") { a, b in a.compare(b, options: [.caseInsensitive, .numeric, .widthInsensitive], range: nil, locale: Locale.current) }
+    }
+
+    /// `NSCoreDataStringSearch` on ASCII text with no flags but case, anchored and backwards,
+    /// on the bytes as SQLite holds them: the same answers as the general path (for ASCII,
+    /// case and width folding is A–Z to a–z; an empty pattern matches nothing), without making
+    /// strings. Nil for anything else.
+    static func asciiStringSearch(_ args: FunctionArguments) -> SQLValue? {
+        guard args.count == 4, args.isText(0), args.isText(1), let flags = args.integer(2), flags & ~0xD == 0 else { return nil }
+        let caseInsensitive = flags & 0x1 != 0
+        let anchored = flags & 0x8 != 0
+        let backwards = flags & 0x4 != 0
+        return args.withUTF8(0) { text in
+            args.withUTF8(1) { pattern in
+                guard isASCII(text), isASCII(pattern) else { return nil }
+                if pattern.isEmpty { return .integer(0) }
+                if pattern.count > text.count { return .integer(0) }
+                @inline(__always) func equalAt(_ offset: Int) -> Bool {
+                    for i in 0..<pattern.count {
+                        var a = text[offset + i], b = pattern[i]
+                        if caseInsensitive {
+                            if a &- 65 < 26 { a |= 0x20 }
+                            if b &- 65 < 26 { b |= 0x20 }
+                        }
+                        if a != b { return false }
+                    }
+                    return true
+                }
+                let found: Bool
+                if anchored {
+                    found = equalAt(backwards ? text.count - pattern.count : 0)
+                } else {
+                    found = (0...(text.count - pattern.count)).contains { equalAt($0) }
+                }
+                return .integer(found ? 1 : 0)
+            }
+        }
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte >= 0x80 { return false }
+        return true
     }
 
     /// The predicate options encoded in `NSCoreDataStringSearch` flags.
