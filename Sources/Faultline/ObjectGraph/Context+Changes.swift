@@ -37,7 +37,7 @@ extension ManagedObjectContext {
     // MARK: Insert and delete
 
     /// Creates a new object of an entity and registers it: it gets a temporary ID
-    /// (`x-coredata:///Asset/t<UUID>`), attribute defaults from the model, and empty to-many
+    /// (`x-coredata:///Asset/t<UUID><number>`), attribute defaults from the model, and empty to-many
     /// relationships. It is written by the next ``save()``.
     ///
     /// - Throws: ``ManagedObjectError`` (`cannotInsert`) when the entity is unknown or abstract.

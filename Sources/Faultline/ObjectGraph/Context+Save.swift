@@ -111,7 +111,10 @@ extension ManagedObjectContext {
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
         let all = touched.values.sorted(by: ManagedObjectContext.saveOrder)
-        let inserted = all.filter { $0.isInserted && !$0.isDeleted }.sorted { (entityNumber($0.entity.name), $0.insertionSequence) < (entityNumber($1.entity.name), $1.insertionSequence) }
+        let inserted = all.filter { $0.isInserted && !$0.isDeleted }
+            .map { (number: entityNumber($0.entity.name), object: $0) }
+            .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }
+            .map(\.object)
         plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }.sorted { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
         plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
         plan.changed = all.filter(\.isUpdated)
@@ -304,8 +307,17 @@ extension ManagedObjectContext {
             }
         }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
+        // Rows of one entity share their column list: one statement text, worked out once.
+        var lastColumns: [String] = []
+        var lastTable = ""
+        var sql = ""
         for insert in plan.inserts {
-            try store.insertRow(table: insert.table, columns: insert.columns, values: insert.values.map(resolve))
+            if insert.table != lastTable || insert.columns != lastColumns {
+                lastTable = insert.table
+                lastColumns = insert.columns
+                sql = store.insertSQL(table: insert.table, columns: insert.columns)
+            }
+            try store.connection.execute(sql, insert.values.map(resolve))
         }
         var conflicts: [ManagedObject] = []
         for update in plan.updates {
@@ -382,14 +394,9 @@ extension ManagedObjectContext {
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
     /// of every registered object (temporary IDs that became permanent).
     func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        func mapped(_ value: Any) -> Any {
-            if let id = value as? ManagedObjectID { return map[id] ?? id }
-            if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
-            return value
-        }
         for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
-            object.storage = object.storage.mapValues(mapped)
-            object.committed = object.committed.mapValues(mapped)
+            object.storage.replaceObjectIDs(map)
+            object.committed.replaceObjectIDs(map)
             for (key, pending) in object.pendingToMany {
                 object.pendingToMany[key] = PendingToMany(
                     added: pending.added.map { map[$0] ?? $0 }, removed: Set(pending.removed.map { map[$0] ?? $0 }))

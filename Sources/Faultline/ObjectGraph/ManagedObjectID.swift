@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Object IDs are values that may cross between contexts and threads; objects may not.
 /// A saved object's URI is Core Data's `x-coredata://<store UUID>/<Entity>/p<Z_PK>`; an
-/// unsaved object has a temporary ID, `x-coredata:///<Entity>/t<UUID>`.
+/// unsaved object has a temporary ID, `x-coredata:///<Entity>/t<UUID><number>`.
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity name.
     public let entityName: String
@@ -12,15 +12,21 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public let storeIdentifier: String
     /// The primary key (`Z_PK`); 0 for a temporary ID.
     public let primaryKey: Int64
-    /// The temporary identifier of an unsaved object.
-    public let temporaryIdentifier: String?
+    /// The number of a temporary ID (0 for a permanent one): unique in the process.
+    private let temporaryNumber: UInt64
+
+    /// The temporary identifier of an unsaved object, as Core Data makes them: a UUID chosen
+    /// once per process followed by a counter (`3F2A…-9C1D42`).
+    public var temporaryIdentifier: String? {
+        temporaryNumber == 0 ? nil : TemporaryIDs.prefix + String(temporaryNumber)
+    }
 
     /// A permanent ID for a stored row.
     public init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
         self.entityName = entityName
         self.storeIdentifier = storeIdentifier
         self.primaryKey = primaryKey
-        self.temporaryIdentifier = nil
+        self.temporaryNumber = 0
     }
 
     /// A new temporary ID for an unsaved object.
@@ -28,11 +34,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         self.entityName = entityName
         self.storeIdentifier = ""
         self.primaryKey = 0
-        self.temporaryIdentifier = UUID().uuidString
+        self.temporaryNumber = TemporaryIDs.next()
     }
 
     /// Whether the ID is temporary (the object was never saved).
-    public var isTemporaryID: Bool { temporaryIdentifier != nil }
+    public var isTemporaryID: Bool { temporaryNumber != 0 }
 
     /// Core Data's URI form.
     public var uriRepresentation: String {
@@ -40,15 +46,29 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
     }
 
-    /// Hashes the key, the length of the entity name and the temporary identifier: not the
-    /// store UUID (the same for every ID of a store) nor the name's characters (IDs are hashed
-    /// for every object a context registers; equality still compares everything).
+    /// Hashes the key, the length of the entity name and the temporary number: not the store
+    /// UUID (the same for every ID of a store) nor the name's characters (IDs are hashed for
+    /// every object a context registers; equality still compares everything).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(primaryKey)
         hasher.combine(entityName.utf8.count)
-        if let temporaryIdentifier { hasher.combine(temporaryIdentifier) }
+        hasher.combine(temporaryNumber)
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
     public var description: String { "<\(uriRepresentation)>" }
+}
+
+/// The source of temporary IDs: one UUID per process and a counter.
+private enum TemporaryIDs {
+    static let prefix = UUID().uuidString
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var counter: UInt64 = 0  // only touched under `lock`
+
+    static func next() -> UInt64 {
+        lock.withLock {
+            counter += 1
+            return counter
+        }
+    }
 }

@@ -70,14 +70,23 @@ struct ObjectValues: Sequence {
     /// The keys that have a value, in slot order.
     var keys: [String] { map(\.key) }
 
-    /// The same keys with each value transformed.
-    func mapValues(_ transform: (Any) throws -> Any) rethrows -> ObjectValues {
-        var result = self
-        for i in slots.indices {
-            if let value = slots[i] { result.slots[i] = try transform(value) }
+    /// Replaces object IDs held by relationships (and keys kept aside); attribute slots are
+    /// left untouched, and nothing is copied when no ID changes.
+    mutating func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
+        for slot in slots.indices where layout.kinds[slot] != .attribute {
+            if let id = slots[slot] as? ManagedObjectID, let new = map[id] {
+                slots[slot] = new
+            } else if let ids = slots[slot] as? [ManagedObjectID], ids.contains(where: { map[$0] != nil }) {
+                slots[slot] = ids.map { map[$0] ?? $0 }
+            }
         }
-        if let extra { result.extra = try extra.mapValues(transform) }
-        return result
+        if let extra {
+            self.extra = extra.mapValues { value in
+                if let id = value as? ManagedObjectID { return map[id] ?? id }
+                if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
+                return value
+            }
+        }
     }
 
     /// The values as a dictionary.

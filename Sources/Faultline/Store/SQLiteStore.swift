@@ -48,6 +48,8 @@ public final class SQLiteStore {
     var faultSQLCache: [String: String] = [:]
     /// Row decoding plans (see ``decodePlan(for:rowEntity:columns:)``).
     var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
+    /// ``rowColumns(for:)`` by entity name.
+    var rowColumnsCache: [String: [ColumnMapping]] = [:]
     /// Whether the temporary table `_Z_intarray0` exists on the connection.
     var intArrayCreated = false
 

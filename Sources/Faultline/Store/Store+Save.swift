@@ -45,6 +45,13 @@ extension SQLiteStore {
     /// The columns of an entity's rows, in table order: the three fixed columns, then those
     /// of the entity's own and inherited properties, and hidden foreign keys pointing at it.
     func rowColumns(for entity: EntityDescription) -> [ColumnMapping] {
+        if let cached = rowColumnsCache[entity.name] { return cached }
+        let columns = computeRowColumns(for: entity)
+        rowColumnsCache[entity.name] = columns
+        return columns
+    }
+
+    private func computeRowColumns(for entity: EntityDescription) -> [ColumnMapping] {
         guard let entityMapping = mapping.entity(entity.name), let table = mapping.table(named: entityMapping.table) else { return [] }
         let chain = Set(model.inheritanceChain(of: entity).map(\.name))
         return table.columns.filter { column in
@@ -60,8 +67,13 @@ extension SQLiteStore {
 
     /// `INSERT INTO ZT(Z_PK, Z_ENT, Z_OPT, …) VALUES(?, …)` with every column of the entity.
     func insertRow(table: String, columns: [String], values: [SQLValue]) throws {
+        try connection.execute(insertSQL(table: table, columns: columns), values)
+    }
+
+    /// The text of ``insertRow(table:columns:values:)``'s statement.
+    func insertSQL(table: String, columns: [String]) -> String {
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try connection.execute("INSERT INTO \(table)(\(columns.joined(separator: ", "))) VALUES(\(placeholders))", values)
+        return "INSERT INTO \(table)(\(columns.joined(separator: ", "))) VALUES(\(placeholders))"
     }
 
     /// `UPDATE ZT SET ZA = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had
