@@ -130,11 +130,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     var hasPersistentChangedValues: Bool {
         if !pendingToMany.isEmpty { return true }
         if isFault { return false }
-        for (key, value) in storage where !ManagedObject.valuesEqual(value, committed[key] ?? ManagedObject.emptyValue(for: key, in: entity)) {
-            return true
-        }
-        for key in committed.keys where storage[key] == nil { return true }
-        return false
+        return storage.differs(from: committed)
     }
 
     /// The value a key has in a new object: an empty array for a to-many, else nil.
@@ -149,8 +145,20 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case let (x?, y?):
-            if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
-            return false
+            // The common types first: a cast to a concrete type is much cheaper than one to
+            // AnyHashable, and gives the same answer for two values of that type.
+            switch (x, y) {
+            case let (x as String, y as String): return x == y
+            case let (x as Int64, y as Int64): return x == y
+            case let (x as Double, y as Double): return x == y
+            case let (x as Bool, y as Bool): return x == y
+            case let (x as Date, y as Date): return x == y
+            case let (x as ManagedObjectID, y as ManagedObjectID): return x == y
+            case let (x as [ManagedObjectID], y as [ManagedObjectID]): return x == y
+            default:
+                if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
+                return false
+            }
         }
     }
 

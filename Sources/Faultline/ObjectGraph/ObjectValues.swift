@@ -89,6 +89,33 @@ struct ObjectValues: Sequence {
         }
     }
 
+    /// Whether any key has another value here than in `other` (nil and absent alike; an
+    /// absent to-many on the other side counts as empty), as a changed object's values differ
+    /// from its committed ones.
+    func differs(from other: ObjectValues) -> Bool {
+        if extra != nil || other.extra != nil || layout !== other.layout {
+            for (key, value) in self {
+                let empty: Any? = layout.slot(of: key).map { layout.kinds[$0] == .toMany } == true ? [ManagedObjectID]() : nil
+                if !ManagedObject.valuesEqual(value, other[key] ?? empty) { return true }
+            }
+            return other.contains { self[$0.key] == nil }
+        }
+        if slots.isEmpty && other.slots.isEmpty { return false }
+        // Values shared with the committed ones since the last fetch or save: unchanged.
+        let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        if shared { return false }
+        for slot in 0..<layout.count {
+            let mine = self[slot: slot], theirs = other[slot: slot]
+            guard let mine else {
+                if theirs != nil { return true }
+                continue
+            }
+            let empty: Any? = layout.kinds[slot] == .toMany ? [ManagedObjectID]() : nil
+            if !ManagedObject.valuesEqual(mine, theirs ?? empty) { return true }
+        }
+        return false
+    }
+
     /// The values as a dictionary.
     var dictionary: [String: Any] {
         Dictionary(map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
