@@ -75,8 +75,21 @@ struct Lexer {
         return i < chars.count ? chars[i] : nil
     }
 
-    static func isIdentStart(_ c: Character) -> Bool { c == "_" || c.isLetter }
-    static func isIdentPart(_ c: Character) -> Bool { c == "_" || c.isLetter || c.isNumber }
+    // ASCII first: Unicode property look-ups cost more than the rest of lexing a word.
+    static func isIdentStart(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 95 || (a | 0x20) &- 97 < 26 }
+        return c.isLetter
+    }
+
+    static func isIdentPart(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 95 || (a | 0x20) &- 97 < 26 || a &- 48 < 10 }
+        return c.isLetter || c.isNumber
+    }
+
+    static func isSpace(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 32 || (a >= 9 && a <= 13) }
+        return c.isWhitespace
+    }
 
     mutating func tokenize() throws -> [Token] {
         var tokens: [Token] = []
@@ -88,13 +101,13 @@ struct Lexer {
     }
 
     mutating func readIdentifier() -> String {
-        var s = ""
-        while let c = peek(), Lexer.isIdentPart(c) { s.append(c); pos += 1 }
-        return s
+        let start = pos
+        while let c = peek(), Lexer.isIdentPart(c) { pos += 1 }
+        return String(chars[start..<pos])
     }
 
     mutating func next() throws -> Token {
-        while let c = peek(), c.isWhitespace { pos += 1 }
+        while let c = peek(), Lexer.isSpace(c) { pos += 1 }
         let start = pos
         guard let c = peek() else { return Token(kind: .eof, column: start + 1) }
         func tok(_ k: TokenKind) -> Token { Token(kind: k, column: start + 1) }

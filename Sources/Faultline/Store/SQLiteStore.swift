@@ -50,6 +50,8 @@ public final class SQLiteStore {
     var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
     /// ``rowColumns(for:)`` by entity name.
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
+    /// ``columnList(for:columns:)`` by entity and column count.
+    var columnListCache: [ColumnListKey: String] = [:]
     /// Whether the temporary table `_Z_intarray0` exists on the connection.
     var intArrayCreated = false
 

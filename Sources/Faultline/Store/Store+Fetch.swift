@@ -203,7 +203,11 @@ extension SQLiteStore {
 
     /// `0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL, …` (`t0.Z_ENT` first for an entity with sub-entities).
     func columnList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
-        "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+        let key = ColumnListKey(entity: entity.name, count: columns.count)
+        if let cached = columnListCache[key] { return cached }
+        let list = "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+        columnListCache[key] = list
+        return list
     }
 
     /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
@@ -355,6 +359,12 @@ extension SQLiteStore {
         decodePlanCache[key] = plan
         return plan
     }
+}
+
+/// Which column list: callers pass an entity's selected columns, or none.
+struct ColumnListKey: Hashable {
+    var entity: String
+    var count: Int
 }
 
 /// Which plan: the fetched entity, the entity of the row, and how many columns were selected
