@@ -308,7 +308,7 @@ extension PredicateSQLTests {
             // flag combination it takes; other flags and non-ASCII text take the general path.
             let texts = ["item 1234", "ITEM 12345", "Item", "", "a", "abcabc", "xItem 1234", "item 1234 ", "Brûlée"]
             let patterns = ["item 1234", "ITEM", "m 12", "34", "", "abc", "cab", "item 12345 and more", "rûl", "RÛL"]
-            for flags: Int64 in [0, 1, 4, 5, 8, 9, 12, 13, 2, 0x81, 0x101] {
+            for flags: Int64 in [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 0x81, 0x101, 265, 0x1AD, 0x1A5, 0x21, 0x180, 0x10A] {
                 let op: FLComparison.Operator = flags & 0xC == 0xC ? .endsWith : (flags & 0x8 != 0 ? .beginsWith : .contains)
                 for text in texts {
                     for pattern in patterns {

@@ -72,12 +72,12 @@ public enum CoreDataFunctions {
         try connection.createCollation("NSCollateFinderlike") { a, b in a.compare(b, options: [.caseInsensitive, .numeric, .widthInsensitive], range: nil, locale: Locale.current) }
     }
 
-    /// `NSCoreDataStringSearch` on ASCII text with no flags but case, anchored and backwards,
-    /// on the bytes as SQLite holds them: the same answers as the general path (for ASCII,
-    /// case and width folding is A–Z to a–z; an empty pattern matches nothing), without making
-    /// strings. Nil for anything else.
+    /// `NSCoreDataStringSearch` on ASCII text, on the bytes as SQLite holds them: the same
+    /// answers as the general path without making strings. For ASCII, case folding is A–Z to
+    /// a–z, and diacritic, width and locale flags change nothing; an empty pattern matches
+    /// nothing. Nil (the general path) for non-ASCII text and for the literal flag (2).
     static func asciiStringSearch(_ args: FunctionArguments) -> SQLValue? {
-        guard args.count == 4, args.isText(0), args.isText(1), let flags = args.integer(2), flags & ~0xD == 0 else { return nil }
+        guard args.count == 4, args.isText(0), args.isText(1), let flags = args.integer(2), flags & ~0x1AD == 0 else { return nil }
         let caseInsensitive = flags & 0x1 != 0
         let anchored = flags & 0x8 != 0
         let backwards = flags & 0x4 != 0

@@ -74,7 +74,7 @@ extension PredicateSQL {
             return Piece("NOT (" + piece.text + ")", piece.arguments)
         case .comparison(let c):
             var ctx = context
-            ctx.display = FLPredicate(.comparison(c)).predicateFormat
+            ctx.subject = .comparison(c, negated: false)
             switch c.modifier {
             case .direct: return try comparison(c, ctx, anyJoin: false)
             case .any:
@@ -92,7 +92,7 @@ extension PredicateSQL {
     /// `NONE toMany.x op y` (parsed as `NOT (ANY …)`).
     mutating func none(_ c: FLComparison, _ context: Context) throws -> Piece {
         var ctx = context
-        ctx.display = "NOT " + FLPredicate(.comparison(c)).predicateFormat
+        ctx.subject = .comparison(c, negated: true)
         // Core Data's shape for `NONE toMany != nil`: LEFT OUTER JOIN … WHERE NOT ( t1.X IS NOT NULL).
         if c.op == .notEqualTo, c.right.constantValue == .null, case .keyPath(let path) = c.left.node {
             let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -650,7 +650,7 @@ extension PredicateSQL {
         scopes.append(Scope(entity: h.destination, alias: elementAlias, variable: variable))
         defer { scopes.removeLast() }
         var inner = Context()
-        inner.display = context.display
+        inner.subject = context.subject
         let folded = PredicateSQL.fold(p)
         var condition: Piece?
         switch folded.node {

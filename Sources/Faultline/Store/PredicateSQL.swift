@@ -267,8 +267,25 @@ extension PredicateSQL {
         var outerJoins = false
         /// Under `NOT`: `ANY` cannot use a join (it would test rows, not objects).
         var negated = false
-        /// The comparison being translated, for error messages.
-        var display = ""
+        /// The comparison being translated, for error messages: printed only when one is made.
+        var subject: Subject = .text("")
+
+        /// What ``display`` shows.
+        enum Subject {
+            case text(String)
+            case comparison(FLComparison, negated: Bool)
+        }
+
+        /// The comparison being translated, as text.
+        var display: String {
+            get {
+                switch subject {
+                case .text(let text): return text
+                case .comparison(let c, let negated): return (negated ? "NOT " : "") + FLPredicate(.comparison(c)).predicateFormat
+                }
+            }
+            set { subject = .text(newValue) }
+        }
     }
 
     /// A join emitted in a `FROM` clause.
