@@ -250,6 +250,38 @@ final class SQLStatements: @unchecked Sendable {
         #expect(counts == [12, 30, 1, 2, 1, 4, 1, 6])
         #expect(statements.sql.count == 4)
     }
+
+    @Test func fetchedResultsHoldOneBatchAndLetGoOfTheObjectsNobodyHolds() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        let results = try context.fetchResults(request)
+        #expect(statements.sql == ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        #expect(results.count == 8 && context.registeredObjects.isEmpty)
+        var counts: [Int16?] = []
+        var kept: ManagedObject?
+        for (i, inventory) in results.enumerated() {
+            counts.append(inventory.value(forKey: "count") as? Int16)
+            if i == 1 { kept = inventory }
+            // The batch being read, and the object held here; nothing else stays registered.
+            #expect(context.registeredObjects.count <= 3 + (i >= 3 ? 1 : 0))
+        }
+        #expect(counts == [12, 30, 1, 2, 1, 4, 1, 6])
+        #expect(statements.sql.count == 4)  // the keys, then one statement per batch
+        #expect(kept.map { context.registeredObjects[$0.objectID] === $0 } == true)
+        #expect(kept?.isFault == false)
+        // Going back to a batch makes its objects again; the held one is the same object.
+        #expect(results[1] === kept)
+        #expect(results[0].isFault)
+    }
+
+    @Test func fetchedResultsWithoutABatchSizeAreTheFetchedObjects() throws {
+        let (context, _, _) = try InventoryFaultingTests().open()
+        let request = FetchRequest(entityName: "Inventory")
+        let results = try context.fetchResults(request)
+        #expect(Array(results) == (try context.fetch(request)))
+        #expect(results.allSatisfy { !$0.isFault })
+    }
 }
 
 /// Collects trace messages (annotations).

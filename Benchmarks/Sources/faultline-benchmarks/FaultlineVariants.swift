@@ -180,16 +180,19 @@ final class FaultlineBench {
         }
     }
 
-    /// Iterates every item of a batched fetch (batches of 500), reading its values.
-    func iterate(path: String, refreshing: Bool) throws -> Int64 {
+    /// Iterates every item of a batched fetch (batches of 500), reading its values: through
+    /// the lazy ``FetchedResults`` (objects made and let go of a batch at a time), or through
+    /// the array `fetch(_:)` returns (every object made at once, as faults).
+    func iterate(path: String, lazily: Bool) throws -> Int64 {
         let coordinator = try open(path)
         let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Item")
         request.fetchBatchSize = 500
         var check: Int64 = 0
-        for object in try context.fetch(request) {
-            check &+= try Self.check(object)
-            if refreshing { context.refresh(object, mergeChanges: false) }
+        if lazily {
+            for object in try context.fetchResults(request) { check &+= try Self.check(object) }
+        } else {
+            for object in try context.fetch(request) { check &+= try Self.check(object) }
         }
         return check
     }

@@ -70,8 +70,8 @@ enum MemoryWorkload {
         ("baseline", "process baseline (no work)"),
         ("raw", "raw C"),
         ("grdb", "GRDB records (cursor)"),
-        ("faultline", "Faultline (fetchBatchSize 500)"),
-        ("faultline-refresh", "Faultline (fetchBatchSize 500, refresh(_:mergeChanges: false) after each)"),
+        ("faultline-results", "Faultline (fetchResults(_:), fetchBatchSize 500)"),
+        ("faultline", "Faultline (fetch(_:) array, fetchBatchSize 500)"),
     ]
 
     static func run(_ harness: Harness, path: String, rounds: Int, objects: Int) throws {
@@ -106,8 +106,8 @@ enum MemoryChild {
         case "baseline": check = 0
         case "raw": check = try Raw.iterate(path: path)
         case "grdb": check = try GRDBBench.iterate(path: path)
-        case "faultline": check = try FaultlineBench().iterate(path: path, refreshing: false)
-        case "faultline-refresh": check = try FaultlineBench().iterate(path: path, refreshing: true)
+        case "faultline-results": check = try FaultlineBench().iterate(path: path, lazily: true)
+        case "faultline": check = try FaultlineBench().iterate(path: path, lazily: false)
         default: throw BenchmarkError("unknown memory variant \(variant)")
         }
         print("\(peakRSSKilobytes()) \(check)")

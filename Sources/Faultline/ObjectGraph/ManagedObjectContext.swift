@@ -89,14 +89,15 @@ public final class ManagedObjectContext {
             }
             return objects
         }
-        let ids = try store.fetchObjectIDs(request)
-        let batch = FaultBatch(entityName: request.entityName, ids: ids, size: request.fetchBatchSize, prefetching: request.relationshipKeyPathsForPrefetching)
-        registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
-        return ids.enumerated().map { index, id in
-            let object = self.object(with: id)
-            if object.isFault { object.batchPosition = (batch, index) }
-            return object
-        }
+        let batch = try fetchBatch(request)
+        registeredObjects.reserveCapacity(registeredObjects.count + batch.keys.count)
+        return (0..<batch.keys.count).map { batch.object(at: $0, in: self) }
+    }
+
+    /// The keys of a batched fetch's objects, from the store (the first statement of it).
+    func fetchBatch(_ request: FetchRequest) throws -> FaultBatch {
+        FaultBatch(entityName: request.entityName, keys: try store.fetchObjectKeys(request), size: request.fetchBatchSize,
+                   prefetching: request.relationshipKeyPathsForPrefetching)
     }
 
     /// Loads the rows of a relationship key path's destinations for `sources`, one statement
@@ -148,14 +149,14 @@ public final class ManagedObjectContext {
     /// then the request's prefetching for those objects.
     private func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
         let start = (index / batch.size) * batch.size
-        let range = start..<min(start + batch.size, batch.ids.count)
-        let objects = range.map { object(with: batch.ids[$0]) }
+        let range = start..<min(start + batch.size, batch.keys.count)
+        let objects = range.map { object(with: batch.keys.id(at: $0)) }
         let keys = objects.filter { $0.isFault && store.rowCache[$0.objectID] == nil }.map(\.objectID.primaryKey)
         if !keys.isEmpty {
             for row in try store.fetchRows(entityName: batch.entityName, primaryKeys: keys, limit: batch.size) {
                 store.rowCache[row.objectID] = row
             }
-            faultObserver?(FaultEvent(kind: .batch, objectID: batch.ids[index], origin: nil))
+            faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         }
         for object in objects where object.isFault {
             object.batchPosition = nil
@@ -331,18 +332,26 @@ public final class ManagedObjectContext {
     }
 }
 
-/// The object IDs of a batched fetch, loaded a batch at a time.
+/// The objects of a batched fetch, loaded a batch at a time.
 final class FaultBatch {
     let entityName: String
-    let ids: [ManagedObjectID]
+    let keys: ObjectKeys
     let size: Int
     let prefetching: [String]
 
-    init(entityName: String, ids: [ManagedObjectID], size: Int, prefetching: [String]) {
+    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String]) {
         self.entityName = entityName
-        self.ids = ids
+        self.keys = keys
         self.size = size
         self.prefetching = prefetching
+    }
+
+    /// The object at `index` of the fetch: the registered one, or a fault that loads its
+    /// whole batch when touched.
+    func object(at index: Int, in context: ManagedObjectContext) -> ManagedObject {
+        let object = context.object(with: keys.id(at: index))
+        if object.isFault { object.batchPosition = (self, index) }
+        return object
     }
 }
 

@@ -137,18 +137,31 @@ extension SQLiteStore {
         }
     }
 
-    /// Fetches only the object IDs of a fetch: the first statement of a batched fetch.
-    func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
+    /// Fetches only the keys of a fetch's objects: the first statement of a batched fetch.
+    func fetchObjectKeys(_ request: FetchRequest) throws -> ObjectKeys {
         let start = DispatchTime.now().uptimeNanoseconds
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: [], idsOnly: true)
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
-        let ids = try readObjectIDs(statement, entity: entity)
+        var primaryKeys: [Int64] = []
+        var entityNumbers: [Int32] = []
+        let mixed = entity.hasSubentities
+        do {
+            while try statement.step() {
+                primaryKeys.append(statement.int64(at: 1))
+                if mixed { entityNumbers.append(Int32(truncatingIfNeeded: statement.int64(at: 0))) }
+            }
+        } catch {
+            statement.reset()
+            throw error
+        }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: ids.count)
-        return ids
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: primaryKeys.count)
+        return ObjectKeys(
+            entityName: entity.name, storeIdentifier: identifier, primaryKeys: primaryKeys,
+            entityNumbers: mixed ? entityNumbers : nil, entityNames: mapping.entityNames)
     }
 
     /// Core Data's level-2 line after a fetch, and from level 3 the same with the rows' values.
@@ -422,5 +435,33 @@ final class RowDecoder {
         self.entity = entity
         self.columns = columns
         self.plan = plan
+    }
+}
+
+/// The objects of a batched fetch as compactly as they can be named: a primary key each, and
+/// an entity number each when the entity has sub-entities. IDs are made when asked for, so a
+/// fetch of a million objects holds 8 MB of keys, not a million IDs.
+final class ObjectKeys {
+    let entityName: String
+    let storeIdentifier: String
+    let primaryKeys: [Int64]
+    let entityNumbers: [Int32]?
+    let entityNames: [Int: String]
+
+    init(entityName: String, storeIdentifier: String, primaryKeys: [Int64], entityNumbers: [Int32]?, entityNames: [Int: String]) {
+        self.entityName = entityName
+        self.storeIdentifier = storeIdentifier
+        self.primaryKeys = primaryKeys
+        self.entityNumbers = entityNumbers
+        self.entityNames = entityNames
+    }
+
+    var count: Int { primaryKeys.count }
+
+    /// The ID of the object at `index`.
+    func id(at index: Int) -> ManagedObjectID {
+        var name = entityName
+        if let entityNumbers, let actual = entityNames[Int(entityNumbers[index])] { name = actual }
+        return ManagedObjectID(entityName: name, storeIdentifier: storeIdentifier, primaryKey: primaryKeys[index])
     }
 }
