@@ -81,9 +81,13 @@ public final class ManagedObjectContext {
         if parent != nil { return try fetchFromParent(request) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         guard request.fetchBatchSize > 0 else {
+            // All rows first, so the registry grows once (growing it row by row rehashes it
+            // again and again).
             let rows = try store.fetchRows(request)
             registeredObjects.reserveCapacity(registeredObjects.count + rows.count)
-            let objects = rows.map { register(row: $0) }
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(rows.count)
+            for i in rows.indices { objects.append(register(row: rows[i])) }
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }

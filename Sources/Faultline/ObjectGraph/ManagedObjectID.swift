@@ -50,9 +50,8 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// UUID (the same for every ID of a store) nor the name's characters (IDs are hashed for
     /// every object a context registers; equality still compares everything).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(primaryKey)
-        hasher.combine(entityName.utf8.count)
-        hasher.combine(temporaryNumber)
+        // One word: hashing cost grows with the bytes fed to the hasher.
+        hasher.combine(UInt64(bitPattern: primaryKey) ^ (UInt64(entityName.utf8.count) << 56) ^ (temporaryNumber &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.

@@ -19,6 +19,12 @@ struct ObjectValues: Sequence {
         self.layout = layout
     }
 
+    /// Values by slot (`slots.count` is the layout's count).
+    init(layout: PropertyLayout, slots: ContiguousArray<Any?>) {
+        self.layout = layout
+        self.slots = slots
+    }
+
     /// The value of a key; setting nil removes it.
     subscript(key: String) -> Any? {
         get {

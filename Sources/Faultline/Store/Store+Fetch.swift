@@ -316,30 +316,31 @@ extension SQLiteStore {
         }
         let pk = statement.int64(at: 1)
         let version = statement.int64(at: 2)
-        var values = ObjectValues(layout: plan.layout)
+        var slots = ContiguousArray<Any?>(repeating: nil, count: plan.layout.count)
         for step in plan.steps {
             let index = step.column
+            let slot = step.slot
             if statement.isNull(at: index) { continue }
-            let value: Any?
             switch step.kind {
-            case .integer64: value = statement.int64(at: index)
-            case .integer32: value = Int32(truncatingIfNeeded: statement.int64(at: index))
-            case .integer16: value = Int16(truncatingIfNeeded: statement.int64(at: index))
-            case .boolean: value = statement.int64(at: index) != 0
-            case .double: value = statement.double(at: index)
-            case .float: value = Float(statement.double(at: index))
-            case .date: value = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
-            case .string: value = statement.isText(at: index) ? statement.text(at: index) : ValueCoding.decode(statement.value(at: index), as: .string)
-            case .other(let type): value = ValueCoding.decode(statement.value(at: index), as: type)
+            case .integer64: slots[slot] = statement.int64(at: index)
+            case .integer32: slots[slot] = Int32(truncatingIfNeeded: statement.int64(at: index))
+            case .integer16: slots[slot] = Int16(truncatingIfNeeded: statement.int64(at: index))
+            case .boolean: slots[slot] = statement.int64(at: index) != 0
+            case .double: slots[slot] = statement.double(at: index)
+            case .float: slots[slot] = Float(statement.double(at: index))
+            case .date: slots[slot] = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
+            case .string:
+                slots[slot] = statement.isText(at: index) ? statement.text(at: index) : ValueCoding.decode(statement.value(at: index), as: .string)
+            case .other(let type): slots[slot] = ValueCoding.decode(statement.value(at: index), as: type)
             case .toOne(let destination, let entityColumn):
                 var name = destination
                 if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
                     name = actual
                 }
-                value = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+                slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
             }
-            if let value { values[slot: step.slot] = value }
         }
+        let values = ObjectValues(layout: plan.layout, slots: slots)
         return StoreRow(
             entity: plan.rowEntity,
             objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: pk),
