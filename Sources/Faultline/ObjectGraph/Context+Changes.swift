@@ -455,6 +455,17 @@ extension ManagedObjectContext {
     }
 
     /// The order objects are written in: by entity number, then insertion, then primary key.
+    /// Objects sorted by ``saveOrder(_:_:)``, their keys read once (not at every comparison).
+    static func inSaveOrder<S: Sequence<ManagedObject>>(_ objects: S) -> [ManagedObject] {
+        objects.map { (sequence: $0.insertionSequence, key: $0.objectID.primaryKey, object: $0) }
+            .sorted { a, b in
+                if a.sequence != b.sequence { return a.sequence < b.sequence }
+                if a.key != b.key { return a.key < b.key }
+                return a.object.objectID.entityName < b.object.objectID.entityName
+            }
+            .map(\.object)
+    }
+
     static func saveOrder(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
         if a.insertionSequence != b.insertionSequence { return a.insertionSequence < b.insertionSequence }
         if a.objectID.primaryKey != b.objectID.primaryKey { return a.objectID.primaryKey < b.objectID.primaryKey }

@@ -110,7 +110,7 @@ extension ManagedObjectContext {
 
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
-        let all = touched.values.sorted(by: ManagedObjectContext.saveOrder)
+        let all = ManagedObjectContext.inSaveOrder(touched.values)
         let inserted = all.filter { $0.isInserted && !$0.isDeleted }
             .map { (number: entityNumber($0.entity.name), object: $0) }
             .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }
@@ -288,6 +288,7 @@ extension ManagedObjectContext {
     /// Runs a plan inside the save's transaction; returns the keys given to new objects.
     private func execute(_ plan: SavePlan) throws -> [ManagedObjectID: Int64] {
         var keys: [ManagedObjectID: Int64] = [:]
+        keys.reserveCapacity(plan.inserts.count)
         var byRoot: [String: [ManagedObject]] = [:]
         for (object, _, _, _) in plan.inserts {
             byRoot[model.rootEntity(of: object.entity).name, default: []].append(object)
@@ -352,6 +353,7 @@ extension ManagedObjectContext {
     private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> SaveNotification {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
+        permanent.reserveCapacity(plan.inserts.count)
         for (object, _, _, _) in plan.inserts {
             guard let key = keys[object.objectID] else { continue }
             let id = ManagedObjectID(entityName: object.entity.name, storeIdentifier: store.identifier, primaryKey: key)

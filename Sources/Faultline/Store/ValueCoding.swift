@@ -54,6 +54,17 @@ public enum ValueCoding {
     /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
     public static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
         guard let value else { return .null }
+        // The type the attribute holds first: one cast instead of a chain of them.
+        switch type {
+        case .string: if let v = value as? String { return .text(v) }
+        case .integer64: if let v = value as? Int64 { return .integer(v) }
+        case .integer32: if let v = value as? Int32 { return .integer(Int64(v)) }
+        case .integer16: if let v = value as? Int16 { return .integer(Int64(v)) }
+        case .boolean: if let v = value as? Bool { return .integer(v ? 1 : 0) }
+        case .double: if let v = value as? Double { return .real(v) }
+        case .date: if let v = value as? Date { return .real(v.timeIntervalSinceReferenceDate) }
+        default: break
+        }
         switch value {
         case let v as Bool: return .integer(v ? 1 : 0)
         case let v as Int: return type == .double || type == .float ? .real(Double(v)) : .integer(Int64(v))
