@@ -182,12 +182,18 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// The attribute with this name (inherited ones included), if any.
     public func attribute(named name: String) -> AttributeDescription? {
-        attributes.first { $0.name == name }
+        // The layout numbers attributes first, in this order.
+        if let slot = box.layout.slot(of: name), slot < box.fields.attributes.count { return box.fields.attributes[slot] }
+        return nil
     }
 
     /// The relationship with this name (inherited ones included), if any.
     public func relationship(named name: String) -> RelationshipDescription? {
-        relationships.first { $0.name == name }
+        // The layout numbers relationships after the attributes, in this order.
+        guard let slot = box.layout.slot(of: name) else { return nil }
+        let attributeCount = box.fields.attributes.count
+        if slot >= attributeCount { return box.fields.relationships[slot - attributeCount] }
+        return box.fields.relationships.first { $0.name == name }  // an attribute of the same name comes first in the layout
     }
 
     /// Where each of the entity's properties (inherited ones included) sits in an object's

@@ -7,7 +7,7 @@ extension ManagedObjectContext {
     /// against its Deny rules; throws one ``ValidationError`` listing all failures.
     public func validatePendingChanges() throws {
         var failures: [ValidationError.Failure] = []
-        for object in touched.values.sorted(by: ManagedObjectContext.saveOrder) {
+        for object in ManagedObjectContext.inSaveOrder(touched.values) {
             if object.isDeleted {
                 if !object.isInserted { failures += try denyFailures(object) }
             } else if object.isInserted || object.isUpdated {
@@ -48,6 +48,8 @@ extension ManagedObjectContext {
                 if !attribute.isOptional { fail(.missingMandatoryProperty, key, "\(key) is required") }
                 continue
             }
+            // Most attributes have no bounds and no pattern: nothing more to check.
+            if attribute.minValueString == nil && attribute.maxValueString == nil && (attribute.regularExpressionString ?? "").isEmpty { continue }
             let minimum = attribute.minValueString.flatMap(Double.init)
             let maximum = attribute.maxValueString.flatMap(Double.init)
             switch value {

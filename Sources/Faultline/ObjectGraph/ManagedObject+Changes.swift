@@ -145,14 +145,15 @@ enum AttributeValues {
                 "expected \(expected) for attribute type \(attribute.attributeType.xmlName), got \(type(of: value)) \(String(describing: value).prefix(40))")
         }
         func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
+            if let v = value as? T { return v }  // the attribute's own type: no conversion
             guard !(value is Bool), let v = value as? any BinaryInteger else { throw mismatch("an integer") }
             guard let result = T(exactly: v) else { throw mismatch("an integer in \(T.min)...\(T.max)") }
             return result
         }
         func floating() throws -> Double {
             switch value {
-            case is Bool: throw mismatch("a number")
             case let v as Double: return v
+            case is Bool: throw mismatch("a number")
             case let v as Float: return Double(v)
             case let v as any BinaryInteger: return Double(v)
             case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue
