@@ -56,6 +56,38 @@ import Testing
         #expect(try raw.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") == 6)
     }
 
+    @Test func changeDetectionFollowsEveryWayValuesMove() throws {
+        // isUpdated compares only the slots written since the values were loaded; every path
+        // that moves values must keep that true.
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        let locations = try context.fetch(FetchRequest(entityName: "Location"))
+        let garage = try #require(locations.first { $0.value(forKey: "label") as? String == "Garage" })
+        let other = try #require(locations.first { $0 !== garage })
+        #expect(!garage.isUpdated && !context.hasChanges)
+        try garage.setValue("Shed", forKey: "label")
+        #expect(garage.isUpdated && garage.changedValues().keys.sorted() == ["label"])
+        try garage.setValue("Garage", forKey: "label")
+        #expect(!garage.isUpdated && !context.hasChanges)  // set back: no change
+        try garage.setValue("Shed", forKey: "label")
+        context.undo()
+        #expect(!garage.isUpdated && garage.value(forKey: "label") as? String == "Garage")
+        context.redo()
+        #expect(garage.isUpdated)
+        context.rollback()
+        #expect(!garage.isUpdated && garage.value(forKey: "label") as? String == "Garage")
+        try garage.setValue("Shed", forKey: "label")
+        try context.save()
+        #expect(!garage.isUpdated && !context.hasChanges)
+        try garage.setValue("Garage", forKey: "label")
+        #expect(garage.isUpdated)  // differs from the saved "Shed"
+        context.refresh(garage, mergeChanges: true)
+        #expect(garage.isUpdated && garage.value(forKey: "label") as? String == "Garage")
+        context.refresh(garage, mergeChanges: false)
+        #expect(!garage.isUpdated && garage.value(forKey: "label") as? String == "Shed")
+        #expect(!other.isUpdated)
+    }
+
     @Test func insertWithRelationshipsKeepsInversesAndWritesForeignKeys() throws {
         let url = try Self.copyOfInventory()
         let (context, sql) = try Self.open(url)

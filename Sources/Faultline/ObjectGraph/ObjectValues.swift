@@ -13,6 +13,12 @@ struct ObjectValues: Sequence {
     let layout: PropertyLayout
     private var slots: ContiguousArray<Any?> = []
     private var extra: [String: Any]?
+    /// The slots written since these values were made (bit n for slot n; the top bit for
+    /// "any": slots past 62, a removal of all values). Comparing an object's values with its
+    /// committed ones looks at these slots only: two value sets assigned from the same source
+    /// agree everywhere else.
+    private var written: UInt64 = 0
+    private static let anySlot: UInt64 = 1 << 63
 
     /// No values.
     init(layout: PropertyLayout) {
@@ -46,6 +52,7 @@ struct ObjectValues: Sequence {
     subscript(slot slot: Int) -> Any? {
         @inline(__always) get { slot < slots.count ? slots[slot] : nil }
         set {
+            written |= slot < 63 ? 1 << UInt64(slot) : Self.anySlot
             if slots.isEmpty {
                 if newValue == nil { return }
                 slots = ContiguousArray(repeating: nil, count: layout.count)
@@ -63,6 +70,7 @@ struct ObjectValues: Sequence {
     mutating func removeAll() {
         slots = []
         extra = nil
+        written = Self.anySlot
     }
 
     /// Removes a key's value and returns it.
@@ -81,9 +89,9 @@ struct ObjectValues: Sequence {
     mutating func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
         for slot in slots.indices where layout.kinds[slot] != .attribute {
             if let id = slots[slot] as? ManagedObjectID, let new = map[id] {
-                slots[slot] = new
+                self[slot: slot] = new
             } else if let ids = slots[slot] as? [ManagedObjectID], ids.contains(where: { map[$0] != nil }) {
-                slots[slot] = ids.map { map[$0] ?? $0 }
+                self[slot: slot] = ids.map { map[$0] ?? $0 }
             }
         }
         if let extra {
@@ -110,7 +118,8 @@ struct ObjectValues: Sequence {
         // Values shared with the committed ones since the last fetch or save: unchanged.
         let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
         if shared { return false }
-        for slot in 0..<layout.count {
+        let mask = written | other.written
+        for slot in 0..<layout.count where mask & Self.anySlot != 0 || (slot < 63 && mask & (1 << UInt64(slot)) != 0) {
             let mine = self[slot: slot], theirs = other[slot: slot]
             guard let mine else {
                 if theirs != nil { return true }
