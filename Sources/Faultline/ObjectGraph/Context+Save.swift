@@ -233,7 +233,7 @@ extension ManagedObjectContext {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
             let all = overwrite.contains(ObjectIdentifier(object))
             let extras = extra[ObjectIdentifier(object)] ?? [:]
-            func changed(_ key: String) -> Bool { all || !ManagedObject.valuesEqual(object.storage[key], object.committed[key]) }
+            func changed(_ key: String) -> Bool { all || object.storage.differs(from: object.committed, at: key) }
             var columns: [String] = []
             var values: [SaveValue] = []
             for column in store.rowColumns(for: object.entity) {
@@ -321,10 +321,17 @@ extension ManagedObjectContext {
             try store.connection.execute(sql, insert.values.map(resolve))
         }
         var conflicts: [ManagedObject] = []
+        // Consecutive updates of one table with the same changed columns share their text.
+        lastTable = ""
+        lastColumns = []
         for update in plan.updates {
+            if update.table != lastTable || update.columns != lastColumns {
+                lastTable = update.table
+                lastColumns = update.columns
+                sql = store.updateSQL(table: update.table, columns: update.columns)
+            }
             let ok = try store.updateRow(
-                table: update.table, columns: update.columns, values: update.values.map(resolve),
-                primaryKey: update.object.objectID.primaryKey, version: update.object.version)
+                sql: sql, values: update.values.map(resolve), primaryKey: update.object.objectID.primaryKey, version: update.object.version)
             if !ok { conflicts.append(update.object) }
         }
         for object in plan.deletes {

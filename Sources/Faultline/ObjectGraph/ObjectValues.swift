@@ -131,6 +131,17 @@ struct ObjectValues: Sequence {
         return false
     }
 
+    /// Whether a key's value here differs from `other`'s (nil and absent alike); a slot
+    /// written on neither side since both were loaded is not compared.
+    func differs(from other: ObjectValues, at key: String) -> Bool {
+        if extra == nil, other.extra == nil, layout === other.layout, let slot = layout.slot(of: key), slot < 63,
+            (written | other.written) & (Self.anySlot | 1 << UInt64(slot)) == 0
+        {
+            return false
+        }
+        return !ManagedObject.valuesEqual(self[key], other[key])
+    }
+
     /// The values as a dictionary.
     var dictionary: [String: Any] {
         Dictionary(map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })

@@ -79,11 +79,20 @@ extension SQLiteStore {
     /// `UPDATE ZT SET ZA = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had
     /// that version (an optimistic locking failure).
     func updateRow(table: String, columns: [String], values: [SQLValue], primaryKey: Int64, version: Int64) throws -> Bool {
-        let assignments = (columns + ["Z_OPT"]).map { "\($0) = ?" }.joined(separator: ", ")
-        try connection.execute(
-            "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?",
-            values + [.integer(version + 1), .integer(primaryKey), .integer(version)])
+        try updateRow(sql: updateSQL(table: table, columns: columns), values: values, primaryKey: primaryKey, version: version)
+    }
+
+    /// ``updateRow(table:columns:values:primaryKey:version:)`` with its statement text made
+    /// by ``updateSQL(table:columns:)``.
+    func updateRow(sql: String, values: [SQLValue], primaryKey: Int64, version: Int64) throws -> Bool {
+        try connection.execute(sql, values + [.integer(version + 1), .integer(primaryKey), .integer(version)])
         return connection.changes > 0
+    }
+
+    /// The text of ``updateRow(table:columns:values:primaryKey:version:)``'s statement.
+    func updateSQL(table: String, columns: [String]) -> String {
+        let assignments = (columns + ["Z_OPT"]).map { "\($0) = ?" }.joined(separator: ", ")
+        return "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?"
     }
 
     /// `DELETE FROM ZT WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had that version.
