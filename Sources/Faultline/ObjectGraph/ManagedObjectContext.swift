@@ -155,16 +155,24 @@ public final class ManagedObjectContext {
         let start = (index / batch.size) * batch.size
         let range = start..<min(start + batch.size, batch.keys.count)
         let objects = range.map { object(with: batch.keys.id(at: $0)) }
-        let keys = objects.filter { $0.isFault && store.rowCache[$0.objectID] == nil }.map(\.objectID.primaryKey)
-        if !keys.isEmpty {
-            for row in try store.fetchRows(entityName: batch.entityName, primaryKeys: keys, limit: batch.size) {
-                store.rowCache[row.objectID] = row
-            }
-            faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
-        }
+        // The faults to load, by primary key (unique in the fetched entity's table); rows
+        // already in the row cache fill theirs now.
+        var pending: [Int64: ManagedObject] = [:]
+        pending.reserveCapacity(objects.count)
         for object in objects where object.isFault {
             object.batchPosition = nil
-            if let row = store.rowCache.removeValue(forKey: object.objectID) { fill(object, from: row) }
+            if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
+                fill(object, from: row)
+            } else {
+                pending[object.objectID.primaryKey] = object
+            }
+        }
+        if !pending.isEmpty {
+            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size)
+            for i in rows.indices {
+                if let object = pending[rows[i].objectID.primaryKey], object.isFault { fill(object, from: rows[i]) }
+            }
+            faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         }
         for keyPath in batch.prefetching {
             try prefetch(keyPath, from: objects)
