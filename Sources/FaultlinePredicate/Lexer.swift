@@ -44,9 +44,43 @@ enum TokenKind: Equatable, Sendable {
     case keyPathArgument(String)
     case punct(Punct)
     case eof
+    /// Before substitution (the cached form of a format string): a `%` specifier waiting for
+    /// its argument, and the syntax error that ended lexing.
+    case formatSpecifier(FormatSpecifier)
+    case lexError(PredicateSyntaxError)
 }
 
-struct Token: Sendable {
+/// A `%` specifier as written: what it converts and which argument it takes.
+struct FormatSpecifier: Equatable, Sendable {
+    /// `%@`, `%ld`, …: for messages.
+    var spec: String
+    /// The conversion character (`@`, `K`, `d`, …).
+    var conversion: Character
+    /// The argument of a positional specifier (`%2$@` → 1), else the next one.
+    var explicitIndex: Int?
+    /// Where the specifier starts (0-based).
+    var start: Int
+}
+
+/// Format strings already lexed (before substitution), so that making the same predicate
+/// with other arguments does not lex it again. Bounded; shared by all threads.
+final class LexedFormats: @unchecked Sendable {  // `tokens` is only touched under `lock`
+    static let shared = LexedFormats()
+    private let lock = NSLock()
+    private var tokens: [String: [Token]] = [:]
+    private let limit = 512
+
+    func tokens(for source: String) -> [Token]? { lock.withLock { tokens[source] } }
+
+    func store(_ list: [Token], for source: String) {
+        lock.withLock {
+            if tokens.count >= limit { tokens.removeAll(keepingCapacity: true) }
+            tokens[source] = list
+        }
+    }
+}
+
+struct Token: Sendable, Equatable {
     var kind: TokenKind
     /// 1-based column of the first character.
     var column: Int
@@ -54,7 +88,7 @@ struct Token: Sendable {
 
 /// Splits a format string into tokens, substituting `%` arguments as it goes.
 struct Lexer {
-    let chars: [Character]
+    private(set) var chars: [Character] = []
     let source: String
     var pos = 0
     var arguments: [Any?]
@@ -62,7 +96,6 @@ struct Lexer {
 
     init(_ source: String, arguments: [Any?]) {
         self.source = source
-        self.chars = Array(source)
         self.arguments = arguments
     }
 
@@ -91,12 +124,44 @@ struct Lexer {
         return c.isWhitespace
     }
 
+    /// The tokens of the source with the arguments substituted. Lexing (which depends on
+    /// the source only) is done once per format string; substitution, every time.
     mutating func tokenize() throws -> [Token] {
+        let raw: [Token]
+        if let cached = LexedFormats.shared.tokens(for: source) {
+            raw = cached
+        } else {
+            raw = lex()
+            LexedFormats.shared.store(raw, for: source)
+        }
+        var tokens = raw
+        for i in tokens.indices {
+            switch tokens[i].kind {
+            case .formatSpecifier(let specifier): tokens[i] = try substitute(specifier)
+            case .lexError(let error): throw error
+            default: continue
+            }
+        }
+        return tokens
+    }
+
+    /// The tokens of the source, `%` specifiers unsubstituted; a syntax error ends the list.
+    mutating func lex() -> [Token] {
+        chars = Array(source)
+        pos = 0
         var tokens: [Token] = []
         while true {
-            let t = try next()
-            tokens.append(t)
-            if t.kind == .eof { return tokens }
+            do {
+                let t = try next()
+                tokens.append(t)
+                if t.kind == .eof { return tokens }
+            } catch let error as PredicateSyntaxError {
+                tokens.append(Token(kind: .lexError(error), column: pos + 1))
+                return tokens
+            } catch {
+                tokens.append(Token(kind: .lexError(self.error("\(error)", at: pos)), column: pos + 1))
+                return tokens
+            }
         }
     }
 
@@ -329,6 +394,12 @@ struct Lexer {
         guard let conv = peek() else { throw error("incomplete format specifier '%'", at: start) }
         pos += 1
         let spec = "%" + length + String(conv)
+        return Token(kind: .formatSpecifier(FormatSpecifier(spec: spec, conversion: conv, explicitIndex: explicitIndex, start: start)), column: start + 1)
+    }
+
+    /// The token a `%` specifier stands for, with its argument converted.
+    mutating func substitute(_ specifier: FormatSpecifier) throws -> Token {
+        let spec = specifier.spec, conv = specifier.conversion, explicitIndex = specifier.explicitIndex, start = specifier.start
         let arg: Any?
         if let explicitIndex {
             guard explicitIndex < arguments.count else {

@@ -337,6 +337,21 @@ struct ArgumentTests {
         try roundTrip("date > %@", #"date > CAST(-978307200.000000, "NSDate")"#, [Date(timeIntervalSince1970: 0)])
     }
 
+    @Test func aFormatLexedOnceTakesNewArgumentsEveryTime() throws {
+        // The lexed form of a format string is kept; its arguments are substituted anew.
+        let format = "name == %@ AND %K > %d AND tag IN %@"
+        for i in 0..<3 {
+            let p = try FLPredicate(format: format, arguments: ["n\(i)", "age\(i)", i, ["t\(i)"]])
+            #expect(p.predicateFormat == #"name == "n\#(i)" AND age\#(i) > \#(i) AND tag IN {"t\#(i)"}"#)
+        }
+        #expect(throws: PredicateSyntaxError.self) { try FLPredicate(format: format, arguments: ["n"]) }
+        // A lexing error after a missing argument: the earlier problem is reported, every time.
+        for _ in 0..<2 {
+            let error = try #require(syntaxError("a == %@ AND b == 'open", []))
+            #expect(error.message.contains("missing argument"))
+        }
+    }
+
     @Test func keyPathArguments() throws {
         try roundTrip("%K == %@", #"firstName == "Adam""#, ["firstName", "Adam"])
         try roundTrip("%K LIKE %@", #"firstName LIKE "Adam""#, ["firstName", "Adam"])
