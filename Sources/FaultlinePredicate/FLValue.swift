@@ -48,6 +48,16 @@ public enum FLValue: Sendable, Hashable {
     ///
     /// - Returns: `nil` when the value cannot be represented.
     public init?(converting value: Any?) {
+        // The common argument types first, by their exact type: no reflection, no protocol
+        // look-up (a type made to conform to FLPredicateArgumentConvertible is not one of these).
+        if let value {
+            let type = Swift.type(of: value)
+            if type == String.self, let v = value as? String { self = .string(v); return }
+            if type == Int.self, let v = value as? Int { self = .int(v); return }
+            if type == Double.self, let v = value as? Double { self = .double(v); return }
+            if type == Int64.self, let v = value as? Int64 { self = .int(Int(v)); return }
+            if type == Bool.self, let v = value as? Bool { self = .bool(v); return }
+        }
         guard let value = flUnwrap(value) else { self = .null; return }
         switch value {
         case let v as FLValue: self = v

@@ -39,17 +39,33 @@ struct Parser {
     }
 
     mutating func expectEnd(afterPredicate: Bool) throws {
-        guard current.kind != .eof else { return }
+        guard !atEnd else { return }
         if afterPredicate, comparisonOperatorAhead() {
             throw error("comparisons cannot be chained; combine them with AND")
         }
-        if current.kind == .punct(.rparen) { throw error("unbalanced ')'") }
+        if isPunct(.rparen) { throw error("unbalanced ')'") }
         throw error("unexpected \(describe(current)) after the end of the \(afterPredicate ? "predicate" : "expression")")
     }
 
     // MARK: Token helpers
 
     var current: Token { tokens[min(i, tokens.count - 1)] }
+
+    // Token tests that look at the current token in place (no copy of its payload).
+    func isPunct(_ p: Punct) -> Bool {
+        if case .punct(let q) = tokens[min(i, tokens.count - 1)].kind { return q == p }
+        return false
+    }
+
+    func isKeyword(_ k: Keyword) -> Bool {
+        if case .keyword(let q) = tokens[min(i, tokens.count - 1)].kind { return q == k }
+        return false
+    }
+
+    var atEnd: Bool {
+        if case .eof = tokens[min(i, tokens.count - 1)].kind { return true }
+        return false
+    }
     func peekKind(_ offset: Int = 1) -> TokenKind { tokens[min(i + offset, tokens.count - 1)].kind }
 
     mutating func advance() { if i < tokens.count - 1 { i += 1 } }
@@ -76,12 +92,12 @@ struct Parser {
     }
 
     mutating func accept(_ p: Punct) -> Bool {
-        if current.kind == .punct(p) { advance(); return true }
+        if isPunct(p) { advance(); return true }
         return false
     }
 
     mutating func accept(_ k: Keyword) -> Bool {
-        if current.kind == .keyword(k) { advance(); return true }
+        if isKeyword(k) { advance(); return true }
         return false
     }
 
@@ -116,7 +132,7 @@ struct Parser {
         if accept(.not) || accept(.bang) { return FLPredicate(.not(try parseNot())) }
         if accept(.truePredicate) { return .truePredicate }
         if accept(.falsePredicate) { return .falsePredicate }
-        if current.kind == .punct(.lparen), parenthesisedPredicateAhead() {
+        if isPunct(.lparen), parenthesisedPredicateAhead() {
             advance()
             let p = try parseOr()
             try expect(.rparen, "to close the parenthesised predicate")
@@ -177,13 +193,13 @@ struct Parser {
             modifier = .any
             negateAll = true
         }
-        if current.kind == .eof {
+        if atEnd {
             throw error(modifier == .direct && !negateAll ? "expected a predicate" : "expected an expression")
         }
         let left = try parseExpression()
         let opToken = current
         var negate = false
-        if current.kind == .keyword(.not), case .keyword(let k) = peekKind(), Parser.negatableOperators.contains(k) {
+        if isKeyword(.not), case .keyword(let k) = peekKind(), Parser.negatableOperators.contains(k) {
             advance()
             negate = true
         }
@@ -205,12 +221,12 @@ struct Parser {
         case .keyword(.utiConformsTo): op = .utiConformsTo
         case .keyword(.utiEquals): op = .utiEquals
         default:
-            if current.kind == .eof { throw error("expected a comparison operator") }
+            if atEnd { throw error("expected a comparison operator") }
             throw error("expected a comparison operator, found \(describe(current))", at: opToken)
         }
         advance()
         var options: FLComparison.Options = []
-        if current.kind == .punct(.lbracket) {
+        if isPunct(.lbracket) {
             advance()
             guard case .identifier(let letters) = current.kind else {
                 throw error("expected comparison options such as [c], [d] or [cd]")
@@ -227,7 +243,7 @@ struct Parser {
             advance()
             try expect(.rbracket, "after comparison options")
         }
-        if current.kind == .eof { throw error("expected an expression") }
+        if atEnd { throw error("expected an expression") }
         let right = try parseExpression()
         if comparisonOperatorAhead() { throw error("comparisons cannot be chained; combine them with AND") }
         var p = FLPredicate(.comparison(FLComparison(left, op, right, modifier: modifier, options: options)))
@@ -300,7 +316,7 @@ struct Parser {
                 }
                 advance()
                 e = Parser.appendKeyPath(e, segment)
-            } else if current.kind == .punct(.lbracket) {
+            } else if isPunct(.lbracket) {
                 advance()
                 let index: FLExpression.IndexKind
                 if accept(.first) {
@@ -310,7 +326,7 @@ struct Parser {
                 } else if accept(.size) {
                     index = .size
                 } else {
-                    if current.kind == .punct(.rbracket) { throw error("expected an index") }
+                    if isPunct(.rbracket) { throw error("expected an index") }
                     index = .expression(try parseExpression())
                 }
                 try expect(.rbracket, "to close the index")
@@ -369,7 +385,7 @@ struct Parser {
             return .variable(v)
         case .identifier(let name):
             advance()
-            if current.kind == .punct(.lparen) {
+            if isPunct(.lparen) {
                 advance()
                 let args = try parseArguments(closing: .rparen, context: "to close the argument list of '\(name)'")
                 guard let sel = FunctionTable.selector(forCallName: name, argumentCount: args.count) else {
@@ -397,7 +413,7 @@ struct Parser {
         case .punct(.lparen):
             advance()
             let e = try parseExpression()
-            if comparisonOperatorAhead() || current.kind == .keyword(.and) || current.kind == .keyword(.or) {
+            if comparisonOperatorAhead() || isKeyword(.and) || isKeyword(.or) {
                 throw error("a predicate cannot be used as a value here; use TERNARY(predicate, a, b)")
             }
             try expect(.rparen, "to close the parenthesised expression")
