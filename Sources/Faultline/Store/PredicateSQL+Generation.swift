@@ -95,7 +95,7 @@ extension PredicateSQL {
         ctx.subject = .comparison(c, negated: true)
         // Core Data's shape for `NONE toMany != nil`: LEFT OUTER JOIN … WHERE NOT ( t1.X IS NOT NULL).
         if c.op == .notEqualTo, c.right.constantValue == .null, case .keyPath(let path) = c.left.node {
-            let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let components = PredicateSQL.keyPathComponents(path)
             if let last = components.last, !last.hasPrefix("@") {
                 var probe = ctx
                 probe.outerJoins = true
@@ -123,7 +123,7 @@ extension PredicateSQL {
         default:
             throw PredicateSQLError("Unable to generate SQL for predicate (\(context.display)) (problem on LHS)")
         }
-        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let components = PredicateSQL.keyPathComponents(path)
         // Split at the first to-many: prefix (to-ones and the to-many) and the rest.
         var entity = base.entity
         var split: Int?
@@ -458,7 +458,7 @@ extension PredicateSQL {
     // MARK: - Key paths
 
     mutating func keyPathOperand(_ path: String, from base: Base, _ context: Context, anyJoin: Bool, allowToMany: Bool) throws -> Operand {
-        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let components = PredicateSQL.keyPathComponents(path)
         switch try resolveKeyPath(components[...], from: base, context, anyJoin: anyJoin, allowToMany: allowToMany, display: path) {
         case .column(let text, let type): return .sql(Piece(text), .attribute(type))
         case .object(let text, _): return .sql(Piece(text), .object)

@@ -129,7 +129,7 @@ public struct PredicateSQL {
         guard !sortDescriptors.isEmpty else { return nil }
         var items: [String] = []
         for sort in sortDescriptors {
-            let components = sort.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let components = PredicateSQL.keyPathComponents(sort.key)
             var context = Context()
             context.outerJoins = true
             context.display = sort.key
@@ -259,6 +259,24 @@ extension PredicateSQL {
             if parenthesized { p.text = "(" + p.text + ")" }
             return p
         }
+    }
+
+    /// The components of a key path (`owner.name` → `owner`, `name`; empty ones kept), split
+    /// on its UTF-8 bytes: the generic `split` costs more than the rest of resolving a path.
+    static func keyPathComponents(_ path: String) -> [String] {
+        var result: [String] = []
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        var i = start
+        while i != utf8.endIndex {
+            if utf8[i] == UInt8(ascii: ".") {
+                result.append(String(path[start..<i]))
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        result.append(String(path[start..<utf8.endIndex]))
+        return result
     }
 
     /// Where generation is: under an `OR` or `NOT` joins must keep rows without a match.
