@@ -32,11 +32,13 @@ public enum TestSupport {
     /// The built `faultline` executable.
     public static var faultlineBinary: URL { productsDirectory.appendingPathComponent("faultline") }
 
-    /// A new empty folder under the system's temporary folder.
+    /// A new empty folder under the system's temporary folder, removed when the test process
+    /// exits.
     public static func temporaryDirectory(_ name: String = "faultline-tests") throws -> URL {
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(name)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        TemporaryFolders.shared.add(url)
         return url
     }
 
@@ -174,5 +176,28 @@ public enum Corpus {
     /// The corpus is missing where it is required.
     public struct CorpusMissing: Error, CustomStringConvertible {
         public var description: String { "../shared/corpus is missing: CI=true requires it for the compatibility tests" }
+    }
+}
+
+/// The temporary folders tests made, removed at exit so that test runs leave nothing behind.
+final class TemporaryFolders: @unchecked Sendable {  // `urls` is only touched under `lock`
+    static let shared = TemporaryFolders()
+    private let lock = NSLock()
+    private var urls: [URL] = []
+    private var registered = false
+
+    func add(_ url: URL) {
+        lock.withLock {
+            urls.append(url)
+            if !registered {
+                registered = true
+                atexit { TemporaryFolders.shared.removeAll() }
+            }
+        }
+    }
+
+    func removeAll() {
+        let list = lock.withLock { urls }
+        for url in list { try? FileManager.default.removeItem(at: url) }
     }
 }
