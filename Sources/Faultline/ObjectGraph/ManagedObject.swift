@@ -15,13 +15,16 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// The context the object belongs to (nil once it is removed from it).
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
     /// Whether the object's values are not loaded yet.
-    public internal(set) var isFault: Bool
+    @exclusivity(unchecked) public internal(set) var isFault: Bool
     /// The row version (`Z_OPT`) the values were read at.
     public internal(set) var version: Int64 = 0
 
     /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
     /// to-many relationships `[ManagedObjectID]`.
-    var storage: ObjectValues
+    // The hot properties skip Swift's run-time exclusivity checks (`@exclusivity(unchecked)`):
+    // they are read and written on every value access, only on the context's queue, and never
+    // across an access that could overlap.
+    @exclusivity(unchecked) var storage: ObjectValues
     /// The batch of a batched fetch this fault belongs to, and its place in it.
     var batchPosition: (batch: FaultBatch, index: Int)?
     /// The relationship through which this object was first reached as a fault
@@ -30,7 +33,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
-    var committed: ObjectValues
+    @exclusivity(unchecked) var committed: ObjectValues
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
     var pendingToMany: [String: PendingToMany] = [:]
     /// Whether the object was inserted and not saved yet.
@@ -64,7 +67,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         if isFault {
             try? context.fireFault(self)
         }
-        let layout = entity.propertyLayout
+        let layout = storage.layout
         guard let slot = layout.slot(of: key) else { return storage[key] }
         switch layout.kinds[slot] {
         case .attribute:

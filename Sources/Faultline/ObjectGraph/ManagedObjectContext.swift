@@ -27,7 +27,7 @@ public final class ManagedObjectContext {
     /// while it has child contexts (which may still hold the temporary ones).
     var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// Objects registered in the context, by ID.
-    public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 
     /// Called each time a fault is fired from the database (not when its row was already
     /// cached): the shell counts these per command and warns of fault storms.

@@ -184,23 +184,12 @@ extension SQLiteStore {
 
     /// Fetches and decodes the rows of an object fetch, logging Core Data's annotations.
     func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
-        try fetchRows(request) { $0 }
-    }
-
-    /// Fetches the rows of an object fetch and hands each to `transform` as it is decoded (no
-    /// array of rows in between), logging Core Data's annotations.
-    func fetchRows<T>(_ request: FetchRequest, _ transform: (StoreRow) throws -> T) throws -> [T] {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
-        var logged: [StoreRow] = []
-        let traced = connection.isTraced
-        let results = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns) { row in
-            if traced { logged.append(row) }
-            return try transform(row)
-        }
-        if traced { logFetchDetails(entity: entity.name, sql: sql, rows: logged) }
-        return results
+        let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
+        if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
+        return rows
     }
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
@@ -226,22 +215,14 @@ extension SQLiteStore {
     /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
     func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn]) throws -> [StoreRow] {
-        try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns) { $0 }
-    }
-
-    /// Runs a SELECT built by ``selectList(for:columns:)``, hands each decoded row to
-    /// `transform`, and logs Core Data's two timing annotations.
-    func selectRows<T>(
-        sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], _ transform: (StoreRow) throws -> T
-    ) throws -> [T] {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
-        var results: [T] = []
+        var rows: [StoreRow] = []
         let decoder = rowDecoder(for: entity, columns: columns)
         do {
             while try statement.step() {
-                results.append(try transform(decodeRow(statement, with: decoder)))
+                rows.append(decodeRow(statement, with: decoder))
             }
         } catch {
             statement.reset()
@@ -249,8 +230,8 @@ extension SQLiteStore {
         }
         let sqlSeconds = statement.elapsedSeconds
         statement.reset()
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
-        return results
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
+        return rows
     }
 
     /// Fetches one object's row by primary key (firing a fault).
