@@ -238,24 +238,90 @@ public struct SchemaMapping: Sendable {
 
 /// Where one entity lives: its number, its table, and the column of each property.
 public struct EntityMapping: Sendable, Hashable {
+    /// The stored values; copies of the mapping share one immutable box, so looking one up
+    /// (every fetch, fault and save does) costs one retain.
+    struct Fields: Sendable, Hashable {
+        var name: String = ""
+        var entityNumber: Int = 0
+        var superNumber: Int = 0
+        var table: String = ""
+        var subtreeNumbers: ClosedRange<Int> = 0...0
+        var attributeColumns: [String: String] = [:]
+        var toOneColumns: [String: ForeignKeyColumns] = [:]
+        var hiddenForeignKeys: [String: HiddenForeignKey] = [:]
+        var manyToMany: [String: String] = [:]
+    }
+
+    final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box = Box(Fields())
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.box.fields == rhs.box.fields }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
+
+    /// A mapping with no columns yet.
+    public init(name: String, entityNumber: Int, superNumber: Int, table: String) {
+        self.name = name
+        self.entityNumber = entityNumber
+        self.superNumber = superNumber
+        self.table = table
+    }
+
     /// The entity name.
-    public var name: String
+    public var name: String {
+        get { box.fields.name }
+        set { update { $0.name = newValue } }
+    }
     /// The `Z_ENT` number.
-    public var entityNumber: Int
+    public var entityNumber: Int {
+        get { box.fields.entityNumber }
+        set { update { $0.entityNumber = newValue } }
+    }
     /// The parent's `Z_ENT`, 0 for a root.
-    public var superNumber: Int
+    public var superNumber: Int {
+        get { box.fields.superNumber }
+        set { update { $0.superNumber = newValue } }
+    }
     /// The table (the root entity's).
-    public var table: String
+    public var table: String {
+        get { box.fields.table }
+        set { update { $0.table = newValue } }
+    }
     /// The `Z_ENT` numbers of this entity and all its sub-entities (contiguous).
-    public var subtreeNumbers: ClosedRange<Int> = 0...0
+    public var subtreeNumbers: ClosedRange<Int> {
+        get { box.fields.subtreeNumbers }
+        set { update { $0.subtreeNumbers = newValue } }
+    }
     /// Attribute name → column.
-    public var attributeColumns: [String: String] = [:]
+    public var attributeColumns: [String: String] {
+        get { box.fields.attributeColumns }
+        set { update { $0.attributeColumns = newValue } }
+    }
     /// To-one relationship name → its foreign key columns.
-    public var toOneColumns: [String: ForeignKeyColumns] = [:]
+    public var toOneColumns: [String: ForeignKeyColumns] {
+        get { box.fields.toOneColumns }
+        set { update { $0.toOneColumns = newValue } }
+    }
     /// To-many without inverse → the hidden foreign key in the destination table.
-    public var hiddenForeignKeys: [String: HiddenForeignKey] = [:]
+    public var hiddenForeignKeys: [String: HiddenForeignKey] {
+        get { box.fields.hiddenForeignKeys }
+        set { update { $0.hiddenForeignKeys = newValue } }
+    }
     /// Many-to-many relationship name → join table name.
-    public var manyToMany: [String: String] = [:]
+    public var manyToMany: [String: String] {
+        get { box.fields.manyToMany }
+        set { update { $0.manyToMany = newValue } }
+    }
 }
 
 /// The columns behind a to-one relationship.
