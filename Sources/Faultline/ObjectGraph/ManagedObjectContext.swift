@@ -117,17 +117,19 @@ public final class ManagedObjectContext {
             let origin = "\(first.entity.name).\(name)"
             var next: [ManagedObject] = []
             var seen: Set<ManagedObjectID> = []
+            seen.reserveCapacity(level.count)
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
                 let ids = level.compactMap { $0.storage[name] as? ManagedObjectID }.filter { seen.insert($0).inserted }
                 let missing = ids.filter { id in
-                    store.rowCache[id] == nil && (registeredObjects[id]?.isFault ?? true)
+                    (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
                 }
                 if !missing.isEmpty {
-                    for (_, row) in try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey)) {
-                        store.rowCache[row.objectID] = row
-                    }
+                    let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
+                    store.rowCache.reserveCapacity(store.rowCache.count + rows.count)
+                    for (_, row) in rows { store.rowCache[row.objectID] = row }
                 }
+                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 next = ids.map { object(with: $0, reachedThrough: origin) }
             } else {
                 let pending = level.filter { $0.storage[name] == nil }
