@@ -261,13 +261,20 @@ public final class PropertyLayout: Sendable {
     public let names: [String]
     /// What each slot holds.
     public let kinds: [Kind]
+    /// The slots that may hold object IDs: relationships, and attributes of type objectID.
+    public let identifierSlots: [Int]
+    /// Whether two properties share a name (an invalid model): ``slot(of:)`` then gives the
+    /// attribute's slot, and lookups that must prefer the relationship check it.
+    public let hasDuplicateNames: Bool
     private let index: [String: Int]
 
     /// A layout of attributes, then relationships.
     public init(attributes: [AttributeDescription], relationships: [RelationshipDescription]) {
         var names = attributes.map(\.name)
         var kinds = [Kind](repeating: .attribute, count: names.count)
+        var identifierSlots = attributes.indices.filter { attributes[$0].attributeType == .objectID }
         for relationship in relationships {
+            identifierSlots.append(names.count)
             names.append(relationship.name)
             kinds.append(relationship.isToMany ? .toMany : .toOne)
         }
@@ -275,6 +282,8 @@ public final class PropertyLayout: Sendable {
         for (i, name) in names.enumerated() where index[name] == nil { index[name] = i }
         self.names = names
         self.kinds = kinds
+        self.identifierSlots = identifierSlots
+        self.hasDuplicateNames = index.count < names.count
         self.index = index
     }
 

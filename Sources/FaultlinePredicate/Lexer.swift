@@ -67,15 +67,22 @@ struct FormatSpecifier: Equatable, Sendable {
 final class LexedFormats: @unchecked Sendable {  // `tokens` is only touched under `lock`
     static let shared = LexedFormats()
     private let lock = NSLock()
-    private var tokens: [String: [Token]] = [:]
+    private var tokens: [String: (source: String, tokens: [Token])] = [:]
     private let limit = 512
 
-    func tokens(for source: String) -> [Token]? { lock.withLock { tokens[source] } }
+    /// The tokens of exactly this source: Swift's String equality treats canonically
+    /// equivalent texts (`é` and `e` + U+0301) as equal, so a hit is checked byte by byte.
+    func tokens(for source: String) -> [Token]? {
+        lock.withLock {
+            guard let entry = tokens[source], entry.source.utf8.elementsEqual(source.utf8) else { return nil }
+            return entry.tokens
+        }
+    }
 
     func store(_ list: [Token], for source: String) {
         lock.withLock {
             if tokens.count >= limit { tokens.removeAll(keepingCapacity: true) }
-            tokens[source] = list
+            tokens[source] = (source, list)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CFaultlineSQLite
 import Foundation
 
 /// A value as SQLite stores it: one of its five storage classes.
@@ -17,6 +18,15 @@ public enum SQLValue: Sendable, Hashable, CustomStringConvertible {
     public var isNull: Bool { if case .null = self { true } else { false } }
 
     /// The value as an integer, converting reals; nil for other classes.
+    /// SQLite's storage class codes, as ``Statement/storageClass(at:)`` returns them.
+    public static let integerStorageClass = SQLITE_INTEGER
+    /// SQLite's code for REAL.
+    public static let floatStorageClass = SQLITE_FLOAT
+    /// SQLite's code for TEXT.
+    public static let textStorageClass = SQLITE_TEXT
+    /// SQLite's code for NULL.
+    public static let nullStorageClass = SQLITE_NULL
+
     public var int64: Int64? {
         switch self {
         case .integer(let i): i

@@ -168,6 +168,10 @@ public final class Statement {
     /// Whether the current row's column is NULL.
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
+    /// The storage class of the current row's column: `SQLITE_INTEGER`, `SQLITE_FLOAT`,
+    /// `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
+    public func storageClass(at index: Int) -> Int32 { sqlite3_column_type(handle, Int32(index)) }
+
     /// Whether the current row's column holds TEXT.
     public func isText(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_TEXT }
 

@@ -345,6 +345,11 @@ struct ArgumentTests {
             #expect(p.predicateFormat == #"name == "n\#(i)" AND age\#(i) > \#(i) AND tag IN {"t\#(i)"}"#)
         }
         #expect(throws: PredicateSyntaxError.self) { try FLPredicate(format: format, arguments: ["n"]) }
+        // Canonically equivalent formats are different bytes: each keeps its own literal.
+        let composed = try FLPredicate(format: "label == 'Caf\u{E9}'")
+        let decomposed = try FLPredicate(format: "label == 'Cafe\u{301}'")
+        #expect(composed.predicateFormat.utf8.count != decomposed.predicateFormat.utf8.count)
+        #expect(decomposed.predicateFormat.unicodeScalars.contains("\u{301}"))
         // A lexing error after a missing argument: the earlier problem is reported, every time.
         for _ in 0..<2 {
             let error = try #require(syntaxError("a == %@ AND b == 'open", []))

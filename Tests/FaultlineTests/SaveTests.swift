@@ -88,6 +88,30 @@ import Testing
         #expect(!other.isUpdated)
     }
 
+    @Test func aValueStoredWithAnotherStorageClassDecodesAsValueCodingSaysAndBatchesSurviveARollback() throws {
+        let url = try Self.copyOfInventory()
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("UPDATE ZINVENTORY SET ZCOUNT = 'twelve' WHERE Z_PK = 1")
+        try raw.execute("UPDATE ZINVENTORY SET ZCOUNT = 7.0 WHERE Z_PK = 2")
+        let (context, _) = try Self.open(url)
+        var request = FetchRequest(entityName: "Inventory")
+        request.sortDescriptors = [FLSortDescriptor(key: "date")]
+        let byKey = Dictionary(uniqueKeysWithValues: try context.fetch(request).map { ($0.objectID.primaryKey, $0) })
+        #expect(byKey[1]?.value(forKey: "count") == nil)  // TEXT in an integer column: no value
+        #expect(byKey[2]?.value(forKey: "count") as? Int16 == 7)  // REAL 7.0: converted
+        // The temporary _Z_intarray0 made inside a transaction that rolls back is made again.
+        let store = context.coordinator.store
+        struct Abort: Error {}
+        request.fetchBatchSize = 2
+        let other = ManagedObjectContext(coordinator: context.coordinator)
+        _ = try? store.connection.transaction {
+            _ = try other.fetch(request).first?.value(forKey: "count")
+            throw Abort()
+        }
+        let again = ManagedObjectContext(coordinator: context.coordinator)
+        #expect(try again.fetch(request).last?.value(forKey: "date") != nil)
+    }
+
     @Test func insertWithRelationshipsKeepsInversesAndWritesForeignKeys() throws {
         let url = try Self.copyOfInventory()
         let (context, sql) = try Self.open(url)

@@ -68,7 +68,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             try? context.fireFault(self)
         }
         let layout = storage.layout
-        guard let slot = layout.slot(of: key) else { return storage[key] }
+        guard let slot = layout.slot(of: key), !layout.hasDuplicateNames else { return valueByName(key, in: context) }
         switch layout.kinds[slot] {
         case .attribute:
             return storage[slot: slot]
@@ -79,6 +79,17 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             guard let relationship = entity.relationship(named: key) else { return nil }
             return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
         }
+    }
+
+    /// ``value(forKey:)`` by name, a relationship first (for keys outside the layout, and for
+    /// invalid models where an attribute and a relationship share a name).
+    private func valueByName(_ key: String, in context: ManagedObjectContext) -> Any? {
+        if let relationship = entity.relationship(named: key) {
+            if relationship.isToMany { return (try? context.fireRelationshipFault(relationship, of: self)) ?? [] }
+            guard let id = storage[key] as? ManagedObjectID else { return nil }
+            return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
+        }
+        return storage[key]
     }
 
     /// The value at a dotted key path (`asset.label`), following relationships; through a

@@ -46,12 +46,12 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
     }
 
-    /// Hashes the key, the length of the entity name and the temporary number: not the store
-    /// UUID (the same for every ID of a store) nor the name's characters (IDs are hashed for
-    /// every object a context registers; equality still compares everything).
+    /// Hashes the key and the temporary number only: IDs are hashed for every object a
+    /// context registers, and one word is the cheapest to hash. Equality still compares the
+    /// entity and the store; IDs of different entities with the same key share a hash (a
+    /// store has few entities, so few collide).
     public func hash(into hasher: inout Hasher) {
-        // One word: hashing cost grows with the bytes fed to the hasher.
-        hasher.combine(UInt64(bitPattern: primaryKey) ^ (UInt64(entityName.utf8.count) << 56) ^ (temporaryNumber &* 0x9E37_79B9_7F4A_7C15))
+        hasher.combine(UInt64(bitPattern: primaryKey) ^ (temporaryNumber &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.

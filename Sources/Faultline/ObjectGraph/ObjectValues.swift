@@ -84,10 +84,10 @@ struct ObjectValues: Sequence {
     /// The keys that have a value, in slot order.
     var keys: [String] { map(\.key) }
 
-    /// Replaces object IDs held by relationships (and keys kept aside); attribute slots are
-    /// left untouched, and nothing is copied when no ID changes.
+    /// Replaces object IDs held by relationships, objectID attributes and keys kept aside;
+    /// other attribute slots are left untouched, and nothing is copied when no ID changes.
     mutating func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        for slot in slots.indices where layout.kinds[slot] != .attribute {
+        for slot in layout.identifierSlots where slot < slots.count {
             if let id = slots[slot] as? ManagedObjectID, let new = map[id] {
                 self[slot: slot] = new
             } else if let ids = slots[slot] as? [ManagedObjectID], ids.contains(where: { map[$0] != nil }) {

@@ -264,6 +264,10 @@ extension PredicateSQL {
     /// The components of a key path (`owner.name` → `owner`, `name`; empty ones kept), split
     /// on its UTF-8 bytes: the generic `split` costs more than the rest of resolving a path.
     static func keyPathComponents(_ path: String) -> [String] {
+        // Non-ASCII: split on Characters, where a "." followed by a combining mark is not a dot.
+        guard path.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        }
         var result: [String] = []
         let utf8 = path.utf8
         var start = utf8.startIndex

@@ -52,8 +52,6 @@ public final class SQLiteStore {
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
     /// ``columnList(for:columns:)`` by entity and column count.
     var columnListCache: [ColumnListKey: String] = [:]
-    /// Whether the temporary table `_Z_intarray0` exists on the connection.
-    var intArrayCreated = false
 
     /// Opens the store at `url` with `model`.
     ///

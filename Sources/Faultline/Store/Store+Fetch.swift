@@ -301,24 +301,29 @@ extension SQLiteStore {
         for step in plan.steps {
             let index = step.column
             let slot = step.slot
-            if statement.isNull(at: index) { continue }
+            let storage = statement.storageClass(at: index)
+            if storage == SQLValue.nullStorageClass { continue }
+            // The column's own class read directly; a value stored with another class (TEXT in
+            // an integer column) is converted as ValueCoding does it.
+            let isInteger = storage == SQLValue.integerStorageClass
+            let isNumber = isInteger || storage == SQLValue.floatStorageClass
             switch step.kind {
-            case .integer64: slots[slot] = statement.int64(at: index)
-            case .integer32: slots[slot] = Int32(truncatingIfNeeded: statement.int64(at: index))
-            case .integer16: slots[slot] = Int16(truncatingIfNeeded: statement.int64(at: index))
-            case .boolean: slots[slot] = statement.int64(at: index) != 0
-            case .double: slots[slot] = statement.double(at: index)
-            case .float: slots[slot] = Float(statement.double(at: index))
-            case .date: slots[slot] = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
-            case .string:
-                slots[slot] = statement.isText(at: index) ? statement.text(at: index) : ValueCoding.decode(statement.value(at: index), as: .string)
-            case .other(let type): slots[slot] = ValueCoding.decode(statement.value(at: index), as: type)
+            case .integer64 where isInteger: slots[slot] = statement.int64(at: index)
+            case .integer32 where isInteger: slots[slot] = Int32(truncatingIfNeeded: statement.int64(at: index))
+            case .integer16 where isInteger: slots[slot] = Int16(truncatingIfNeeded: statement.int64(at: index))
+            case .boolean where isInteger: slots[slot] = statement.int64(at: index) != 0
+            case .double where isNumber: slots[slot] = statement.double(at: index)
+            case .float where isNumber: slots[slot] = Float(statement.double(at: index))
+            case .date where isNumber: slots[slot] = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
+            case .string where storage == SQLValue.textStorageClass: slots[slot] = statement.text(at: index)
             case .toOne(let destination, let entityColumn):
                 var name = destination
                 if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
                     name = actual
                 }
                 slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+            default:
+                slots[slot] = ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType)
             }
         }
         let values = ObjectValues(layout: plan.layout, slots: slots)
@@ -376,6 +381,22 @@ struct DecodePlan {
         case integer16, integer32, integer64, boolean, double, float, date, string
         case other(AttributeType)
         case toOne(destination: String, entityColumn: Int?)
+
+        /// The attribute type decoded (`.objectID` for a to-one's key).
+        var attributeType: AttributeType {
+            switch self {
+            case .integer16: return .integer16
+            case .integer32: return .integer32
+            case .integer64: return .integer64
+            case .boolean: return .boolean
+            case .double: return .double
+            case .float: return .float
+            case .date: return .date
+            case .string: return .string
+            case .other(let type): return type
+            case .toOne: return .objectID
+            }
+        }
 
         init(_ type: AttributeType) {
             switch type {

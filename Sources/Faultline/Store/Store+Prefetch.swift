@@ -11,10 +11,8 @@ extension SQLiteStore {
     /// opened read-only, and lives outside the store's files). Filling it is not logged.
     func withIntArray<T>(_ keys: [Int64], _ body: () throws -> T) throws -> T {
         try connection.untraced {
-            if !intArrayCreated {
-                try connection.executeScript("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
-                intArrayCreated = true
-            }
+            // Every time (a no-op once it exists): a rolled-back transaction may have dropped it.
+            try connection.execute("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
             try connection.execute("DELETE FROM temp._Z_intarray0")
             // All keys in one statement: a JSON array of integers, bound as one text value.
             var list = "["
