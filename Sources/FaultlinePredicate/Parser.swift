@@ -49,7 +49,10 @@ struct Parser {
 
     // MARK: Token helpers
 
-    var current: Token { tokens[min(i, tokens.count - 1)] }
+    /// The current token, lent in place (a `switch` over it copies no payload it does not bind).
+    var current: Token {
+        _read { yield tokens[min(i, tokens.count - 1)] }
+    }
 
     // Token tests that look at the current token in place (no copy of its payload).
     func isPunct(_ p: Punct) -> Bool {
