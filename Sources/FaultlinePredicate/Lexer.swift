@@ -67,22 +67,29 @@ struct FormatSpecifier: Equatable, Sendable {
 final class LexedFormats: @unchecked Sendable {  // `tokens` is only touched under `lock`
     static let shared = LexedFormats()
     private let lock = NSLock()
-    private var tokens: [String: (source: String, tokens: [Token])] = [:]
+    /// A lexed format: its tokens and, for each "(" token, the index of its ")".
+    struct Entry {
+        var source: String
+        var tokens: [Token]
+        var matchingParen: [Int: Int]
+    }
+
+    private var entries: [String: Entry] = [:]
     private let limit = 512
 
-    /// The tokens of exactly this source: Swift's String equality treats canonically
+    /// The entry of exactly this source: Swift's String equality treats canonically
     /// equivalent texts (`é` and `e` + U+0301) as equal, so a hit is checked byte by byte.
-    func tokens(for source: String) -> [Token]? {
+    func entry(for source: String) -> Entry? {
         lock.withLock {
-            guard let entry = tokens[source], entry.source.utf8.elementsEqual(source.utf8) else { return nil }
-            return entry.tokens
+            guard let entry = entries[source], entry.source.utf8.elementsEqual(source.utf8) else { return nil }
+            return entry
         }
     }
 
-    func store(_ list: [Token], for source: String) {
+    func store(_ entry: Entry) {
         lock.withLock {
-            if tokens.count >= limit { tokens.removeAll(keepingCapacity: true) }
-            tokens[source] = (source, list)
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+            entries[entry.source] = entry
         }
     }
 }
@@ -133,14 +140,27 @@ struct Lexer {
 
     /// The tokens of the source with the arguments substituted. Lexing (which depends on
     /// the source only) is done once per format string; substitution, every time.
-    mutating func tokenize() throws -> [Token] {
-        let raw: [Token]
-        if let cached = LexedFormats.shared.tokens(for: source) {
-            raw = cached
+    /// With the index of the ")" matching each "(" token.
+    mutating func tokenizeWithParens() throws -> (tokens: [Token], matchingParen: [Int: Int]) {
+        let entry: LexedFormats.Entry
+        if let cached = LexedFormats.shared.entry(for: source) {
+            entry = cached
         } else {
-            raw = lex()
-            LexedFormats.shared.store(raw, for: source)
+            let raw = lex()
+            var matchingParen: [Int: Int] = [:]
+            var stack: [Int] = []
+            for (index, t) in raw.enumerated() {
+                if t.kind == .punct(.lparen) { stack.append(index) }
+                if t.kind == .punct(.rparen), let open = stack.popLast() { matchingParen[open] = index }
+            }
+            entry = LexedFormats.Entry(source: source, tokens: raw, matchingParen: matchingParen)
+            LexedFormats.shared.store(entry)
         }
+        return (try substituted(entry.tokens), entry.matchingParen)
+    }
+
+    /// The tokens with each `%` specifier replaced by its argument.
+    private mutating func substituted(_ raw: [Token]) throws -> [Token] {
         var tokens = raw
         for i in tokens.indices {
             switch tokens[i].kind {

@@ -15,13 +15,8 @@ struct Parser {
 
     init(source: String, arguments: [Any?]) throws {
         var lexer = Lexer(source, arguments: arguments)
-        self.tokens = try lexer.tokenize()
+        (self.tokens, self.matchingParen) = try lexer.tokenizeWithParens()
         self.source = source
-        var stack: [Int] = []
-        for (index, t) in tokens.enumerated() {
-            if t.kind == .punct(.lparen) { stack.append(index) }
-            if t.kind == .punct(.rparen), let open = stack.popLast() { matchingParen[open] = index }
-        }
     }
 
     // MARK: Entry points

@@ -86,9 +86,23 @@ extension SQLiteStore {
         let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
         let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
         let list = idsOnly ? "\(entityColumn(for: entity)), t0.Z_PK" : columnList(for: entity, columns: columns)
-        var sql = (generator.needsDistinct ? "SELECT DISTINCT " : "SELECT ") + list + " FROM \(entityMapping.table) t0" + generator.joins
-        if let whereText { sql += " WHERE " + whereText }
-        if let orderText { sql += " ORDER BY " + orderText }
+        // One buffer, appended to in place.
+        var sql = ""
+        sql.reserveCapacity(list.utf8.count + (whereText?.utf8.count ?? 0) + (orderText?.utf8.count ?? 0) + generator.joins.utf8.count + 64)
+        sql += generator.needsDistinct ? "SELECT DISTINCT " : "SELECT "
+        sql += list
+        sql += " FROM "
+        sql += entityMapping.table
+        sql += " t0"
+        sql += generator.joins
+        if let whereText {
+            sql += " WHERE "
+            sql += whereText
+        }
+        if let orderText {
+            sql += " ORDER BY "
+            sql += orderText
+        }
         if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
         if request.fetchOffset > 0 {
             if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
