@@ -138,9 +138,9 @@ struct Lexer {
         return c.isWhitespace
     }
 
-    /// The tokens of the source with the arguments substituted. Lexing (which depends on
-    /// the source only) is done once per format string; substitution, every time.
-    /// With the index of the ")" matching each "(" token.
+    /// The tokens of the source with the arguments substituted, and the index of the ")"
+    /// matching each "(" token. Lexing (which depends on the source only) is done once per
+    /// format string; substitution, every time.
     mutating func tokenizeWithParens() throws -> (tokens: [Token], matchingParen: [Int: Int]) {
         let entry: LexedFormats.Entry
         if let cached = LexedFormats.shared.entry(for: source) {
