@@ -195,10 +195,13 @@ extension ManagedObjectContext {
         // New rows: every column of the entity.
         for object in inserted {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            let rowColumns = store.rowColumns(for: object.entity)
             var columns: [String] = []
             var values: [SaveValue] = []
+            columns.reserveCapacity(rowColumns.count)
+            values.reserveCapacity(rowColumns.count)
             let extras = extra[ObjectIdentifier(object)] ?? [:]
-            for column in store.rowColumns(for: object.entity) {
+            for column in rowColumns {
                 columns.append(column.name)
                 switch column.kind {
                 case .primaryKey: values.append(.key(object.objectID))
@@ -372,7 +375,9 @@ extension ManagedObjectContext {
             object.version = 1
         }
         recordPermanentIDs(permanent)
-        if !permanent.isEmpty { replaceObjectIDs(permanent) }
+        // Only objects changed in this save can hold a temporary ID: relating an object to a
+        // new one changes both sides.
+        if !permanent.isEmpty { replaceObjectIDs(permanent, in: touched.values) }
         for update in plan.updates {
             update.object.version += 1
             store.rowCache[update.object.objectID] = nil
@@ -403,7 +408,12 @@ extension ManagedObjectContext {
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
     /// of every registered object (temporary IDs that became permanent).
     func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        for object in registeredObjects.values where !object.isFault || !object.pendingToMany.isEmpty {
+        replaceObjectIDs(map, in: registeredObjects.values)
+    }
+
+    /// ``replaceObjectIDs(_:)`` in some of the registered objects.
+    func replaceObjectIDs<S: Sequence<ManagedObject>>(_ map: [ManagedObjectID: ManagedObjectID], in objects: S) {
+        for object in objects where !object.isFault || !object.pendingToMany.isEmpty {
             object.storage.replaceObjectIDs(map)
             object.committed.replaceObjectIDs(map)
             for (key, pending) in object.pendingToMany {
