@@ -311,31 +311,36 @@ extension ManagedObjectContext {
             }
         }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
-        // Rows of one entity share their column list: one statement text, worked out once.
+        // Rows of one entity share their column list: one statement, looked up once.
         var lastColumns: [String] = []
         var lastTable = ""
-        var sql = ""
+        var statement: Statement?
         for insert in plan.inserts {
-            if insert.table != lastTable || insert.columns != lastColumns {
+            if statement == nil || insert.table != lastTable || insert.columns != lastColumns {
                 lastTable = insert.table
                 lastColumns = insert.columns
-                sql = store.insertSQL(table: insert.table, columns: insert.columns)
+                statement = try store.connection.cachedStatement(store.insertSQL(table: insert.table, columns: insert.columns))
             }
-            try store.connection.execute(sql, insert.values.map(resolve))
+            guard let statement else { continue }
+            try statement.bind(insert.values.map(resolve))
+            try statement.run()
         }
         var conflicts: [ManagedObject] = []
-        // Consecutive updates of one table with the same changed columns share their text.
+        // Consecutive updates of one table with the same changed columns share their statement.
         lastTable = ""
         lastColumns = []
+        statement = nil
         for update in plan.updates {
-            if update.table != lastTable || update.columns != lastColumns {
+            if statement == nil || update.table != lastTable || update.columns != lastColumns {
                 lastTable = update.table
                 lastColumns = update.columns
-                sql = store.updateSQL(table: update.table, columns: update.columns)
+                statement = try store.connection.cachedStatement(store.updateSQL(table: update.table, columns: update.columns))
             }
-            let ok = try store.updateRow(
-                sql: sql, values: update.values.map(resolve), primaryKey: update.object.objectID.primaryKey, version: update.object.version)
-            if !ok { conflicts.append(update.object) }
+            guard let statement else { continue }
+            let version = update.object.version
+            try statement.bind(update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
+            try statement.run()
+            if store.connection.changes == 0 { conflicts.append(update.object) }
         }
         for object in plan.deletes {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }

@@ -76,20 +76,9 @@ extension SQLiteStore {
         return "INSERT INTO \(table)(\(columns.joined(separator: ", "))) VALUES(\(placeholders))"
     }
 
-    /// `UPDATE ZT SET ZA = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had
-    /// that version (an optimistic locking failure).
-    func updateRow(table: String, columns: [String], values: [SQLValue], primaryKey: Int64, version: Int64) throws -> Bool {
-        try updateRow(sql: updateSQL(table: table, columns: columns), values: values, primaryKey: primaryKey, version: version)
-    }
-
-    /// ``updateRow(table:columns:values:primaryKey:version:)`` with its statement text made
-    /// by ``updateSQL(table:columns:)``.
-    func updateRow(sql: String, values: [SQLValue], primaryKey: Int64, version: Int64) throws -> Bool {
-        try connection.execute(sql, values + [.integer(version + 1), .integer(primaryKey), .integer(version)])
-        return connection.changes > 0
-    }
-
-    /// The text of ``updateRow(table:columns:values:primaryKey:version:)``'s statement.
+    /// `UPDATE ZT SET ZA = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?`: its values are the
+    /// changed columns', then the new version, the key and the version read (no row changed
+    /// means an optimistic locking failure).
     func updateSQL(table: String, columns: [String]) -> String {
         let assignments = (columns + ["Z_OPT"]).map { "\($0) = ?" }.joined(separator: ", ")
         return "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?"
