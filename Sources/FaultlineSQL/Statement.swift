@@ -172,9 +172,6 @@ public final class Statement {
     /// `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
     public func storageClass(at index: Int) -> Int32 { sqlite3_column_type(handle, Int32(index)) }
 
-    /// Whether the current row's column holds TEXT.
-    public func isText(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_TEXT }
-
     /// The current row's column as a string (its text; empty for NULL).
     public func text(at index: Int) -> String {
         let i = Int32(index)

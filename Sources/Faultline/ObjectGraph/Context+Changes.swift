@@ -435,7 +435,7 @@ extension ManagedObjectContext {
             present.insert(ObjectIdentifier(object))
         }
         let candidates = touched.values.filter { names.contains($0.entity.name) && !$0.isDeleted && !present.contains(ObjectIdentifier($0)) }
-        for object in candidates.sorted(by: ManagedObjectContext.saveOrder) where object.isInserted || (request.predicate != nil && object.isUpdated) {
+        for object in ManagedObjectContext.inSaveOrder(candidates) where object.isInserted || (request.predicate != nil && object.isUpdated) {
             if try matches(object) {
                 result.append(object)
                 changed = true
@@ -454,8 +454,8 @@ extension ManagedObjectContext {
         try objects.sorted(by: sorts)
     }
 
-    /// The order objects are written in: by entity number, then insertion, then primary key.
-    /// Objects sorted by ``saveOrder(_:_:)``, their keys read once (not at every comparison).
+    /// Objects in the order they are validated and written: insertion order (stored objects
+    /// share 0), then primary key, then entity name; each object's keys are read once.
     static func inSaveOrder<S: Sequence<ManagedObject>>(_ objects: S) -> [ManagedObject] {
         objects.map { (sequence: $0.insertionSequence, key: $0.objectID.primaryKey, object: $0) }
             .sorted { a, b in
@@ -464,12 +464,6 @@ extension ManagedObjectContext {
                 return a.object.objectID.entityName < b.object.objectID.entityName
             }
             .map(\.object)
-    }
-
-    static func saveOrder(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
-        if a.insertionSequence != b.insertionSequence { return a.insertionSequence < b.insertionSequence }
-        if a.objectID.primaryKey != b.objectID.primaryKey { return a.objectID.primaryKey < b.objectID.primaryKey }
-        return a.objectID.entityName < b.objectID.entityName
     }
 }
 

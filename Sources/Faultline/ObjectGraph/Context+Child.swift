@@ -160,7 +160,7 @@ extension ManagedObjectContext {
         var inserted: [ManagedObjectID] = []
         var updated: [ManagedObjectID] = []
         var deleted: [ManagedObjectID] = []
-        for object in touched.values.sorted(by: ManagedObjectContext.saveOrder) {
+        for object in ManagedObjectContext.inSaveOrder(touched.values) {
             if object.isInserted && object.isDeleted { continue }
             if object.isInserted {
                 changes.append(.insert(object.objectID, entityName: object.entity.name, values: object.storage.dictionary))

@@ -101,7 +101,7 @@ extension ManagedObject {
         guard !isFault else { return result }
         for key in Set(storage.keys).union(committed.keys) {
             let value = storage[key]
-            if !ManagedObject.valuesEqual(value, committed[key] ?? ManagedObject.emptyValue(for: key, in: entity)) {
+            if !ManagedObject.valuesEqual(value, committed[key] ?? storage.layout.slot(of: key).flatMap(storage.emptyValue(at:))) {
                 result[key] = .some(value)
             }
         }

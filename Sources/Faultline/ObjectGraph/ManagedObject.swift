@@ -147,12 +147,6 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         return storage.differs(from: committed)
     }
 
-    /// The value a key has in a new object: an empty array for a to-many, else nil.
-    static func emptyValue(for key: String, in entity: EntityDescription) -> Any? {
-        if let relationship = entity.relationship(named: key), relationship.isToMany { return [ManagedObjectID]() }
-        return nil
-    }
-
     /// Equality of stored values (attribute values, IDs, ID arrays); nil equals nil only.
     static func valuesEqual(_ a: Any?, _ b: Any?) -> Bool {
         switch (a, b) {

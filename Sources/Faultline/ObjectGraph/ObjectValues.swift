@@ -109,7 +109,7 @@ struct ObjectValues: Sequence {
     func differs(from other: ObjectValues) -> Bool {
         if extra != nil || other.extra != nil || layout !== other.layout {
             for (key, value) in self {
-                let empty: Any? = layout.slot(of: key).map { layout.kinds[$0] == .toMany } == true ? [ManagedObjectID]() : nil
+                let empty = layout.slot(of: key).flatMap(emptyValue(at:))
                 if !ManagedObject.valuesEqual(value, other[key] ?? empty) { return true }
             }
             return other.contains { self[$0.key] == nil }
@@ -125,7 +125,7 @@ struct ObjectValues: Sequence {
                 if theirs != nil { return true }
                 continue
             }
-            let empty: Any? = layout.kinds[slot] == .toMany ? [ManagedObjectID]() : nil
+            let empty = emptyValue(at: slot)
             if !ManagedObject.valuesEqual(mine, theirs ?? empty) { return true }
         }
         return false
@@ -140,6 +140,11 @@ struct ObjectValues: Sequence {
             return false
         }
         return !ManagedObject.valuesEqual(self[key], other[key])
+    }
+
+    /// The value a slot has in a new object: an empty array for a to-many, else nil.
+    func emptyValue(at slot: Int) -> Any? {
+        layout.kinds[slot] == .toMany ? [ManagedObjectID]() : nil
     }
 
     /// The values as a dictionary.
