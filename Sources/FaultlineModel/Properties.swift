@@ -2,8 +2,7 @@ import Foundation
 
 /// An attribute of an entity: a named, typed value stored in one column.
 public struct AttributeDescription: Sendable, Hashable {
-    /// The stored values; copies of the description share one immutable box, so passing
-    /// a description around (every managed object refers to its entity) costs one retain.
+    /// The stored values, shared by all copies (see ``SharedFields``).
     struct Fields: Sendable, Hashable {
         var name: String = ""
         var attributeType: AttributeType = .undefined
@@ -34,20 +33,11 @@ public struct AttributeDescription: Sendable, Hashable {
         var compositeElements: [AttributeDescription] = []
     }
 
-    final class Box: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private var box = SharedFields(Fields())
 
-    private var box = Box(Fields())
+    private mutating func update(_ change: (inout Fields) -> Void) { box = box.updated(change) }
 
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        var fields = box.fields
-        change(&fields)
-        box = Box(fields)
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.box.fields == rhs.box.fields }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.holdsSameFields(as: rhs.box) }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
 
@@ -249,8 +239,7 @@ public struct AttributeDescription: Sendable, Hashable {
 
 /// A relationship from one entity to another (or to itself).
 public struct RelationshipDescription: Sendable, Hashable {
-    /// The stored values; copies of the description share one immutable box, so passing
-    /// a description around (every managed object refers to its entity) costs one retain.
+    /// The stored values, shared by all copies (see ``SharedFields``).
     struct Fields: Sendable, Hashable {
         var name: String = ""
         var destinationEntityName: String = ""
@@ -271,20 +260,11 @@ public struct RelationshipDescription: Sendable, Hashable {
         var versionHash: Data = Data()
     }
 
-    final class Box: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private var box = SharedFields(Fields())
 
-    private var box = Box(Fields())
+    private mutating func update(_ change: (inout Fields) -> Void) { box = box.updated(change) }
 
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        var fields = box.fields
-        change(&fields)
-        box = Box(fields)
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.box.fields == rhs.box.fields }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.holdsSameFields(as: rhs.box) }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
 

@@ -238,8 +238,7 @@ public struct SchemaMapping: Sendable {
 
 /// Where one entity lives: its number, its table, and the column of each property.
 public struct EntityMapping: Sendable, Hashable {
-    /// The stored values; copies of the mapping share one immutable box, so looking one up
-    /// (every fetch, fault and save does) costs one retain.
+    /// The stored values, shared by all copies (see ``SharedFields``).
     struct Fields: Sendable, Hashable {
         var name: String = ""
         var entityNumber: Int = 0
@@ -252,20 +251,11 @@ public struct EntityMapping: Sendable, Hashable {
         var manyToMany: [String: String] = [:]
     }
 
-    final class Box: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private var box = SharedFields(Fields())
 
-    private var box = Box(Fields())
+    private mutating func update(_ change: (inout Fields) -> Void) { box = box.updated(change) }
 
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        var fields = box.fields
-        change(&fields)
-        box = Box(fields)
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.box.fields == rhs.box.fields }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.holdsSameFields(as: rhs.box) }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
 
