@@ -50,8 +50,8 @@ public final class SQLiteStore {
     var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
     /// ``rowColumns(for:)`` by entity name.
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
-    /// ``columnList(for:columns:)`` by entity and column count.
-    var columnListCache: [ColumnListKey: String] = [:]
+    /// ``columnList(for:)`` by entity name.
+    var columnListCache: [String: String] = [:]
 
     /// Opens the store at `url` with `model`.
     ///

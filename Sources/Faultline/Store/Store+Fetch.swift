@@ -80,12 +80,12 @@ extension SQLiteStore {
     /// With `idsOnly`, selects only `Z_ENT` (or 0) and `Z_PK`, as Core Data's first statement of
     /// a batched fetch.
     func selectSQL(
-        for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, columns: [SelectedColumn], idsOnly: Bool = false
+        for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, idsOnly: Bool = false
     ) throws -> (String, [SQLValue]) {
         var generator = try predicateSQL(for: request.entityName)
         let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
         let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
-        let list = idsOnly ? "\(entityColumn(for: entity)), t0.Z_PK" : columnList(for: entity, columns: columns)
+        let list = idsOnly ? "\(entityColumn(for: entity)), t0.Z_PK" : columnList(for: entity)
         // One buffer, appended to in place.
         var sql = ""
         sql.reserveCapacity(list.utf8.count + (whereText?.utf8.count ?? 0) + (orderText?.utf8.count ?? 0) + generator.joins.utf8.count + 64)
@@ -128,8 +128,7 @@ extension SQLiteStore {
     /// The SELECT a fetch request runs and its bound values, without running it (for `explain`).
     public func sqlForFetch(_ request: FetchRequest) throws -> (sql: String, arguments: [SQLValue]) {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
-        let columns = selectedColumns(for: entity)
-        return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns, idsOnly: request.fetchBatchSize > 0)
+        return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: request.fetchBatchSize > 0)
     }
 
     /// SQLite's `EXPLAIN QUERY PLAN` for a statement: one line per step, indented by depth.
@@ -155,7 +154,7 @@ extension SQLiteStore {
     func fetchObjectKeys(_ request: FetchRequest) throws -> ObjectKeys {
         let start = DispatchTime.now().uptimeNanoseconds
         let (entity, entityMapping) = try entityForFetch(request.entityName)
-        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: [], idsOnly: true)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: true)
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var primaryKeys: [Int64] = []
@@ -200,15 +199,15 @@ extension SQLiteStore {
     func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
-        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping)
         let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
         if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
         return rows
     }
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
-    func selectList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
-        "SELECT " + columnList(for: entity, columns: columns)
+    func selectList(for entity: EntityDescription) -> String {
+        "SELECT " + columnList(for: entity)
     }
 
     /// The first column Core Data selects: `t0.Z_ENT` when the entity shares its table with
@@ -217,16 +216,16 @@ extension SQLiteStore {
         entity.hasSubentities || entity.superentityName != nil ? "t0.Z_ENT" : "0"
     }
 
-    /// `0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL, …` (`t0.Z_ENT` first for an entity with sub-entities).
-    func columnList(for entity: EntityDescription, columns: [SelectedColumn]) -> String {
-        let key = ColumnListKey(entity: entity.name, count: columns.count)
-        if let cached = columnListCache[key] { return cached }
-        let list = "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
-        columnListCache[key] = list
+    /// `0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL, …` (`t0.Z_ENT` first for an entity with sub-entities):
+    /// the entity's ``selectedColumns(for:)``, worked out once per entity.
+    func columnList(for entity: EntityDescription) -> String {
+        if let cached = columnListCache[entity.name] { return cached }
+        let list = "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + selectedColumns(for: entity).map { ", t0.\($0.column)" }.joined()
+        columnListCache[entity.name] = list
         return list
     }
 
-    /// Runs a SELECT built by ``selectList(for:columns:)``, decodes its rows, and logs Core
+    /// Runs a SELECT built by ``selectList(for:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
     func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn]) throws -> [StoreRow] {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -256,7 +255,7 @@ extension SQLiteStore {
         if let cached = faultSQLCache[entity.name] {
             sql = cached
         } else {
-            sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
+            sql = selectList(for: entity) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
             faultSQLCache[entity.name] = sql
         }
         return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns).first
@@ -349,7 +348,7 @@ extension SQLiteStore {
 
     /// The plan that decodes rows of `rowEntity` selected with an entity's `columns`.
     func decodePlan(for entity: EntityDescription, rowEntity: EntityDescription, columns: [SelectedColumn]) -> DecodePlan {
-        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name, columnCount: columns.count)
+        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name)
         if let plan = decodePlanCache[key] { return plan }
         let layout = rowEntity.propertyLayout
         var steps: [DecodePlan.Step] = []
@@ -375,18 +374,11 @@ extension SQLiteStore {
     }
 }
 
-/// Which column list: callers pass an entity's selected columns, or none.
-struct ColumnListKey: Hashable {
-    var entity: String
-    var count: Int
-}
-
-/// Which plan: the fetched entity, the entity of the row, and how many columns were selected
-/// (a fault's SELECT and a fetch's have the same columns; a prefetch's may add one after them).
+/// Which plan: the fetched entity and the entity of the row (the columns are the fetched
+/// entity's ``SQLiteStore/selectedColumns(for:)``; a prefetch may add one after them, unread).
 struct DecodePlanKey: Hashable {
     var entity: String
     var rowEntity: String
-    var columnCount: Int
 }
 
 /// How to decode the rows of one entity: each selected column's slot and type.

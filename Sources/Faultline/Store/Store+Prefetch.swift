@@ -37,7 +37,7 @@ extension SQLiteStore {
     func fetchRows(entityName: String, primaryKeys: [Int64], limit: Int? = nil) throws -> [StoreRow] {
         let (entity, entityMapping) = try entityForFetch(entityName)
         let columns = selectedColumns(for: entity)
-        var sql = selectList(for: entity, columns: columns) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
+        var sql = selectList(for: entity) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         if let limit { sql += "  LIMIT \(limit)" }
         return try withIntArray(primaryKeys) {
             try selectRows(sql: sql, arguments: [], entity: entity, columns: columns)
@@ -54,7 +54,7 @@ extension SQLiteStore {
         let (destination, destinationMapping) = try entityForFetch(relationship.destinationEntityName)
         let sourceMapping = try entityForFetch(sourceEntity.name).1
         let columns = selectedColumns(for: destination)
-        var sql = selectList(for: destination, columns: columns)
+        var sql = selectList(for: destination)
         // Where the owner's key is read: the row's own key (to-one), the inverse foreign key
         // already selected (to-many with inverse), or one more column (the others).
         var owner: (StoreRow) -> Int64? = { $0.objectID.primaryKey }
