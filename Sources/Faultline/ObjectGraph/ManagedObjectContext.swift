@@ -250,9 +250,16 @@ public final class ManagedObjectContext {
 
     /// The object for an ID; a new fault remembers `origin` (evaluated only then).
     func object(with id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
-        // One hash lookup: the default is made (and inserted) only when the ID is new.
+        registeredObject(for: id, entity: nil, reachedThrough: origin())
+    }
+
+    /// The registered object for an ID, or a new fault of `entity` (or the ID's entity in the
+    /// model) registered now, in one hash lookup: the fault is made only when the ID is new.
+    private func registeredObject(
+        for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: @autoclosure () -> String?
+    ) -> ManagedObject {
         func registered(_ object: inout ManagedObject) -> ManagedObject { object }
-        return registered(&registeredObjects[id, default: newFault(for: id, entity: nil, reachedThrough: origin())])
+        return registered(&registeredObjects[id, default: newFault(for: id, entity: entity, reachedThrough: origin())])
     }
 
     private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
@@ -263,8 +270,7 @@ public final class ManagedObjectContext {
     }
 
     func register(row: StoreRow) -> ManagedObject {
-        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
-        let object = registered(&registeredObjects[row.objectID, default: newFault(for: row.objectID, entity: row.entity, reachedThrough: nil)])
+        let object = registeredObject(for: row.objectID, entity: row.entity, reachedThrough: nil)
         if object.isFault { fill(object, from: row) }
         return object
     }
