@@ -311,32 +311,23 @@ extension ManagedObjectContext {
             }
         }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
-        // Rows of one entity share their column list: one statement, looked up once.
-        var lastColumns: [String] = []
-        var lastTable = ""
-        var statement: Statement?
+        // Consecutive rows of one table with one column list share a statement, looked up once.
+        var current: (table: String, columns: [String], statement: Statement)?
+        func statement(_ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
+            if let current, current.table == table, current.columns == columns { return current.statement }
+            let statement = try store.connection.cachedStatement(text(table, columns))
+            current = (table, columns, statement)
+            return statement
+        }
         for insert in plan.inserts {
-            if statement == nil || insert.table != lastTable || insert.columns != lastColumns {
-                lastTable = insert.table
-                lastColumns = insert.columns
-                statement = try store.connection.cachedStatement(store.insertSQL(table: insert.table, columns: insert.columns))
-            }
-            guard let statement else { continue }
+            let statement = try statement(insert.table, insert.columns, store.insertSQL)
             try statement.bind(insert.values.map(resolve))
             try statement.run()
         }
         var conflicts: [ManagedObject] = []
-        // Consecutive updates of one table with the same changed columns share their statement.
-        lastTable = ""
-        lastColumns = []
-        statement = nil
+        current = nil
         for update in plan.updates {
-            if statement == nil || update.table != lastTable || update.columns != lastColumns {
-                lastTable = update.table
-                lastColumns = update.columns
-                statement = try store.connection.cachedStatement(store.updateSQL(table: update.table, columns: update.columns))
-            }
-            guard let statement else { continue }
+            let statement = try statement(update.table, update.columns, store.updateSQL)
             let version = update.object.version
             try statement.bind(update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
             try statement.run()
