@@ -56,12 +56,12 @@ public final class FetchedResults: RandomAccessCollection {
             return objects[position]
         case .batched(let batch):
             precondition(position >= 0 && position < batch.keys.count, "index \(position) out of range 0..<\(batch.keys.count)")
-            let start = (position / batch.size) * batch.size
-            if let current, current.start == start { return current.objects[position - start] }
+            let range = batch.range(containing: position)
+            if let current, current.start == range.lowerBound { return current.objects[position - range.lowerBound] }
             releaseCurrentBatch()
-            let objects = (start..<Swift.min(start + batch.size, batch.keys.count)).map { batch.object(at: $0, in: context) }
-            current = (start, objects)
-            return objects[position - start]
+            let objects = range.map { batch.object(at: $0, in: context) }
+            current = (range.lowerBound, objects)
+            return objects[position - range.lowerBound]
         }
     }
 

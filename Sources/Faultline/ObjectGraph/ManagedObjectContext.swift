@@ -154,9 +154,7 @@ public final class ManagedObjectContext {
     /// Loads the batch that holds a fault of a batched fetch: its rows in one statement,
     /// then the request's prefetching for those objects.
     private func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
-        let start = (index / batch.size) * batch.size
-        let range = start..<min(start + batch.size, batch.keys.count)
-        let objects = range.map { object(with: batch.keys.id(at: $0)) }
+        let objects = batch.range(containing: index).map { object(with: batch.keys.id(at: $0)) }
         // The faults to load, by primary key (unique in the fetched entity's table); rows
         // already in the row cache fill theirs now.
         var pending: [Int64: ManagedObject] = [:]
@@ -364,6 +362,12 @@ final class FaultBatch {
         self.keys = keys
         self.size = size
         self.prefetching = prefetching
+    }
+
+    /// The indexes of the batch that holds `index`.
+    func range(containing index: Int) -> Range<Int> {
+        let start = (index / size) * size
+        return start..<min(start + size, keys.count)
     }
 
     /// The object at `index` of the fetch: the registered one, or a fault that loads its

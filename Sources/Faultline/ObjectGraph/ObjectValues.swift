@@ -73,14 +73,6 @@ struct ObjectValues: Sequence {
         written = Self.anySlot
     }
 
-    /// Removes a key's value and returns it.
-    @discardableResult
-    mutating func removeValue(forKey key: String) -> Any? {
-        let old = self[key]
-        self[key] = nil
-        return old
-    }
-
     /// The keys that have a value, in slot order.
     var keys: [String] { map(\.key) }
 
