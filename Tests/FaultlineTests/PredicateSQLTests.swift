@@ -140,6 +140,9 @@ extension PredicateSQLTests {
             var generator = try PredicateSQL(mapping: mapping, entityName: "Channel")
             let order = try generator.orderByClause([FLSortDescriptor(key: "name", comparator: .localizedCompare), FLSortDescriptor(key: "group")])
             #expect(order == "t0.ZNAME COLLATE NSCollateLocaleSensitive , t0.ZGROUP")
+            // `self` and `objectID` sort by the primary key.
+            let byKey = try generator.orderByClause([FLSortDescriptor(key: "self"), FLSortDescriptor(key: "objectID", ascending: false)])
+            #expect(byKey == "t0.Z_PK, t0.Z_PK DESC")
         }
 
         @Test func countSubselectOneToMany() throws {

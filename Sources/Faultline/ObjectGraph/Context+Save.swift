@@ -41,6 +41,18 @@ struct SavePlan {
     var joinDeletes: [(join: JoinTableMapping, row: JoinRow)] = []
     var joinInserts: [JoinInsert] = []
     var joinOrderUpdates: [JoinOrderUpdate] = []
+    /// Files of external binary data the save writes (values over the store's threshold).
+    var externalWrites: [ExternalDataWrite] = []
+    /// Rows whose external-storage columns the save replaces or deletes: the files they
+    /// name are removed after the commit.
+    var externalReplaced: [(table: String, primaryKey: Int64, columns: [String])] = []
+}
+
+/// What a committed save leaves to do: the keys of new objects and the external data files
+/// no row names any more.
+struct SaveOutcome {
+    var keys: [ManagedObjectID: Int64]
+    var obsoleteExternalFiles: [String]
 }
 
 extension ManagedObjectContext {
@@ -93,14 +105,20 @@ extension ManagedObjectContext {
             attempts += 1
             let plan = try makeSavePlan(overwrite: overwrite)
             _ = store.triggerReports.drain()
+            let outcome: SaveOutcome
             do {
-                let keys = try store.connection.transaction(.exclusive) { try execute(plan) }
-                let notification = finishSave(plan, keys: keys)
-                applyTriggerReports(store.triggerReports.drain())
-                return notification
-            } catch let found as ConflictsFound {
+                outcome = try store.connection.transaction(.exclusive) { try execute(plan) }
+            } catch {
+                // Nothing was committed: the files written for it name no row.
+                store.removeExternalFiles(plan.externalWrites.map(\.name))
+                guard let found = error as? ConflictsFound else { throw error }
                 try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                continue
             }
+            store.removeExternalFiles(outcome.obsoleteExternalFiles)
+            let notification = finishSave(plan, keys: outcome.keys)
+            applyTriggerReports(store.triggerReports.drain())
+            return notification
         }
     }
 
@@ -208,7 +226,7 @@ extension ManagedObjectContext {
                 case .entityKey: values.append(.value(.integer(Int64(entityNumber(object.entity.name)))))
                 case .optimisticLock: values.append(.value(.integer(1)))
                 case .attribute(_, let name):
-                    values.append(.value(encode(object, attribute: name)))
+                    values.append(.value(encode(object, attribute: name, plan: &plan)))
                 case .foreignKey(_, let name):
                     values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
                 case .foreignEntityKey(_, let name):
@@ -239,13 +257,15 @@ extension ManagedObjectContext {
             func changed(_ key: String) -> Bool { all || object.storage.differs(from: object.committed, at: key) }
             var columns: [String] = []
             var values: [SaveValue] = []
+            var replacedExternal: [String] = []
             for column in store.rowColumns(for: object.entity) {
                 switch column.kind {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue
                 case .attribute(_, let name):
                     guard changed(name) else { continue }
-                    values.append(.value(encode(object, attribute: name)))
+                    values.append(.value(encode(object, attribute: name, plan: &plan)))
+                    if let external = store.externalBinaryColumns(for: object.entity)[name] { replacedExternal.append(external) }
                 case .foreignKey(_, let name):
                     guard changed(name) else { continue }
                     values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
@@ -259,6 +279,12 @@ extension ManagedObjectContext {
                 columns.append(column.name)
             }
             if !columns.isEmpty { plan.updates.append(.init(object: object, table: table, columns: columns, values: values)) }
+            if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
+        }
+        for object in plan.deletes {
+            let external = store.externalBinaryColumns(for: object.entity)
+            guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            plan.externalReplaced.append((table, object.objectID.primaryKey, external.values.sorted()))
         }
 
         // Join rows: removals and additions that cancel out are dropped.
@@ -281,15 +307,24 @@ extension ManagedObjectContext {
         return plan
     }
 
-    private func encode(_ object: ManagedObject, attribute name: String) -> SQLValue {
+    private func encode(_ object: ManagedObject, attribute name: String, plan: inout SavePlan) -> SQLValue {
         guard let attribute = object.entity.attribute(named: name) else { return .null }
+        if attribute.allowsExternalBinaryDataStorage, attribute.attributeType == .binaryData {
+            return store.encodeExternalBinary(object.storage[name], writes: &plan.externalWrites)
+        }
         return ValueCoding.encode(object.storage[name], as: attribute.attributeType)
     }
 
     // MARK: Writing
 
-    /// Runs a plan inside the save's transaction; returns the keys given to new objects.
-    private func execute(_ plan: SavePlan) throws -> [ManagedObjectID: Int64] {
+    /// Runs a plan inside the save's transaction; returns the keys given to new objects and
+    /// the external data files that rows will no longer name once it commits.
+    private func execute(_ plan: SavePlan) throws -> SaveOutcome {
+        var obsolete: [String] = []
+        for row in plan.externalReplaced where store.url != nil {
+            obsolete += try store.externalReferences(table: row.table, primaryKey: row.primaryKey, columns: row.columns)
+        }
+        try store.writeExternalFiles(plan.externalWrites)
         var keys: [ManagedObjectID: Int64] = [:]
         keys.reserveCapacity(plan.inserts.count)
         var byRoot: [String: [ManagedObject]] = [:]
@@ -351,7 +386,7 @@ extension ManagedObjectContext {
         for update in plan.joinOrderUpdates {
             try store.updateJoinOrder(update.join, column: update.column, order: update.order, source: key(update.row.source), destination: key(update.row.destination))
         }
-        return keys
+        return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete)
     }
 
     // MARK: After the commit

@@ -129,6 +129,11 @@ public struct PredicateSQL {
         guard !sortDescriptors.isEmpty else { return nil }
         var items: [String] = []
         for sort in sortDescriptors {
+            // `self` and `objectID` sort by the primary key, as Core Data does.
+            if sort.key == "self" || sort.key == "objectID" {
+                items.append("t0.Z_PK" + (sort.ascending ? "" : " DESC"))
+                continue
+            }
             let components = PredicateSQL.keyPathComponents(sort.key)
             var context = Context()
             context.outerJoins = true

@@ -235,7 +235,7 @@ extension SQLiteStore {
         let decoder = rowDecoder(for: entity, columns: columns)
         do {
             while try statement.step() {
-                rows.append(decodeRow(statement, with: decoder))
+                rows.append(try decodeRow(statement, with: decoder))
             }
         } catch {
             statement.reset()
@@ -295,7 +295,10 @@ extension SQLiteStore {
 
     /// Decodes the statement's current row into the slots of the row's entity, by a plan
     /// worked out once per entity: no key is hashed and no column value is boxed twice.
-    func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
+    ///
+    /// - Throws: ``StoreError`` naming the file when a Binary attribute's external data file
+    ///   (`.<store>_SUPPORT/_EXTERNAL_DATA/<UUID>`) cannot be read.
+    func decodeRow(_ statement: Statement, with decoder: RowDecoder) throws -> StoreRow {
         var plan = decoder.plan
         if decoder.entity.hasSubentities {
             let number = Int(statement.int64(at: 0))
@@ -335,6 +338,8 @@ extension SQLiteStore {
                     name = actual
                 }
                 slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+            case .externalBinary:
+                slots[slot] = try ValueCoding.decodeExternalBinary(statement.value(at: index), storeURL: url)
             default:
                 slots[slot] = ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType)
             }
@@ -360,7 +365,8 @@ extension SQLiteStore {
             switch column.target {
             case .attribute(let attribute):
                 guard let slot = layout.slot(of: attribute.name), layout.kinds[slot] == .attribute else { continue }
-                steps.append(.init(column: i + 3, slot: slot, kind: .init(attribute.attributeType)))
+                let external = attribute.attributeType == .binaryData && attribute.allowsExternalBinaryDataStorage
+                steps.append(.init(column: i + 3, slot: slot, kind: external ? .externalBinary : .init(attribute.attributeType)))
             case .toOne(let relationship, let isEntityColumn):
                 guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
                     let declared = rowEntity.relationship(named: relationship.name)
@@ -386,6 +392,9 @@ struct DecodePlan {
     enum Kind {
         case integer16, integer32, integer64, boolean, double, float, date, string
         case other(AttributeType)
+        /// Binary data that may be stored externally: a marker byte, then the bytes or the
+        /// name of a file (see ``ValueCoding/decodeExternalBinary(_:storeURL:)``).
+        case externalBinary
         case toOne(destination: String, entityColumn: Int?)
 
         /// The attribute type decoded (`.objectID` for a to-one's key).
@@ -400,6 +409,7 @@ struct DecodePlan {
             case .date: return .date
             case .string: return .string
             case .other(let type): return type
+            case .externalBinary: return .binaryData
             case .toOne: return .objectID
             }
         }

@@ -81,13 +81,18 @@ extension SQLiteStore {
             let statement = try connection.cachedStatement(sql)
             var result: [(owner: Int64, row: StoreRow)] = []
             let decoder = rowDecoder(for: destination, columns: columns)
-            while try statement.step() {
-                let row = decodeRow(statement, with: decoder)
-                if ownerColumn {
-                    result.append((statement.int64(at: ownerIndex), row))
-                } else if let key = owner(row) {
-                    result.append((key, row))
+            do {
+                while try statement.step() {
+                    let row = try decodeRow(statement, with: decoder)
+                    if ownerColumn {
+                        result.append((statement.int64(at: ownerIndex), row))
+                    } else if let key = owner(row) {
+                        result.append((key, row))
+                    }
                 }
+            } catch {
+                statement.reset()
+                throw error
             }
             let sqlSeconds = statement.elapsedSeconds
             statement.reset()

@@ -47,10 +47,25 @@ extension ValueCoding {
     }
 
     /// Encodes bytes for a Binary attribute with "Allows External Storage", kept inline
-    /// (`0x01` + the bytes). Faultline never moves data out of the database file.
+    /// (`0x01` + the bytes).
     public static func encodeExternalBinaryInline(_ data: Data?) -> SQLValue {
         guard let data else { return .null }
         return .blob(Data([ExternalMarker.inline.rawValue]) + data)
+    }
+
+    /// The column of a Binary attribute with "Allows External Storage" whose bytes live in
+    /// the file `name` under ``externalDataFolder(forStoreAt:)``: `0x02` + the name in ASCII.
+    public static func encodeExternalBinaryReference(_ name: String) -> SQLValue {
+        .blob(Data([ExternalMarker.external.rawValue]) + Data(name.utf8))
+    }
+
+    /// The file a column of a Binary attribute with "Allows External Storage" names (`0x02` +
+    /// an ASCII UUID), or nil when its bytes are inline or it is NULL.
+    public static func externalReferenceName(_ value: SQLValue) -> String? {
+        guard case .blob(let data) = value, data.first == ExternalMarker.external.rawValue else { return nil }
+        let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+        // A name is a UUID: never a path that could leave the folder.
+        return UUID(uuidString: name) != nil ? name : nil
     }
 
     /// A readable description of a Transformable value's bytes when they are a property list
