@@ -132,9 +132,18 @@ struct KeyedArchive {
         var out: [String: String] = [:]
         for (k, v) in dictionary(value) ?? [] {
             guard let key = string(k) else { continue }
-            out[key] = scalarText(v) ?? ""
+            out[key] = scalarText(v) ?? listText(v) ?? ""
         }
         return out
+    }
+
+    /// An array of scalars as one text, items joined by `, ` (Photos keeps
+    /// `_NSLocationAttributeDerivedComponents` as an array in older models and as the string
+    /// `latitude, longitude` in newer ones); nil for anything else.
+    func listText(_ value: PropertyListValue?) -> String? {
+        guard let v = resolve(value), v.dictionaryValue?["NS.keys"] == nil, let items = array(v) else { return nil }
+        let texts = items.compactMap(scalarText)
+        return texts.count == items.count ? texts.joined(separator: ", ") : nil
     }
 
     /// A scalar rendered as text: strings, numbers, Booleans.

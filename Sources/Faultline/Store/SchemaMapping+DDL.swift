@@ -77,11 +77,14 @@ extension SchemaMapping {
             }
         }
         statements += indexes
+        // Per entity, as in Apple's stores: derived-attribute triggers, R-tree location
+        // indexes, counter triggers.
         for number in entityNames.keys.sorted() {
             guard let name = entityNames[number], let entity = model.entity(named: name) else { continue }
-            for attribute in entity.declaredAttributes.sorted(by: { $0.name < $1.name }) {
-                statements += derivedAttributeTriggers(attribute, of: entity)
-            }
+            let declared = entity.declaredAttributes.sorted(by: { $0.name < $1.name })
+            for attribute in declared { statements += derivedAttributeTriggers(attribute, of: entity) }
+            for attribute in declared { statements += locationIndexStatements(attribute, of: entity) }
+            for attribute in declared { statements += counterTriggers(attribute, of: entity) }
         }
         statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
