@@ -17,12 +17,15 @@ struct CorpusDDLTests {
     }
 
     static func compare(model: ManagedObjectModel, store: URL) throws -> Comparison {
-        let ours = SchemaMapping(model: model).createStatements()
+        let apples = try CorpusStoreCopies.schemaSQL(of: store)
+        // A store with persistent history is compared with Faultline's history tables too.
+        let hasHistory = apples.contains { $0.name == "ATRANSACTION" }
+        let ours = SchemaMapping(model: model).createStatements() + (hasHistory ? PersistentHistory.createStatements(for: model) : [])
         var oursByName: [String: String] = [:]
         for sql in ours { oursByName[Self.objectName(sql)] = sql }
         var result = Comparison()
         var seen: Set<String> = []
-        for object in try CorpusStoreCopies.schemaSQL(of: store) {
+        for object in apples {
             seen.insert(object.name)
             guard let mine = oursByName[object.name] else {
                 result.onlyApples.append(object.sql)
@@ -72,13 +75,13 @@ struct CorpusDDLTests {
         }
         let c = try Self.compare(model: model, store: copy)
         print(Self.report(c, label: relativePath))
-        // What Apple's store has that Faultline does not create: persistent history tables
-        // (ancillary, A-prefixed); the tables SQLite's R-tree module makes beside a `Z_RT_`
-        // virtual table; Photos' hand-made RADAR_ indexes and leftovers of older model
-        // versions kept by migration. Derived-attribute (`Z_DA_`), counter (`ZT_`) and R-tree
-        // (`Z_RT_`) statements are created, and must be equal.
+        // What Apple's store has that Faultline does not create: the tables SQLite's R-tree
+        // module makes beside a `Z_RT_` virtual table; Photos' hand-made RADAR_ indexes and
+        // leftovers of older model versions kept by migration. Derived-attribute (`Z_DA_`),
+        // counter (`ZT_`), R-tree (`Z_RT_`) and persistent history statements are created,
+        // and must be equal.
         let unexplainedApple = c.onlyApples.filter { sql in
-            !(sql.contains(" ON A") || sql.hasPrefix("CREATE TABLE A") || SchemaMapping.isRTreeShadowTable(Self.objectName(sql).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).components(separatedBy: "\"(")[0])
+            !(SchemaMapping.isRTreeShadowTable(Self.objectName(sql).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).components(separatedBy: "\"(")[0])
                 || sql.contains("RADAR_") || Self.isLegacyAttributeIndex(sql, in: c)
                 || sql.contains("_Z_FOK_"))
         }
@@ -106,6 +109,10 @@ struct CorpusDDLTests {
         }
         if relativePath.hasPrefix("photos-") {
             #expect(c.matching.filter { $0.hasPrefix("Z_RT_") }.count == 4, "the location R-tree and its three triggers")
+        }
+        if relativePath.hasPrefix("photos-") {
+            #expect(c.matching.filter { ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"].contains($0) }.count == 3, "the history tables")
+            #expect(c.matching.filter { $0.hasPrefix("ATRANSACTION_") || $0.hasPrefix("Z_TRANSACTION") || $0.hasPrefix("ACHANGE_") }.count == 8, "their indexes")
         }
         if relativePath.hasPrefix("photos-10") {
             #expect(c.matching.filter { $0.hasPrefix("ZT_") }.count == 56, "eight counters' seven triggers")

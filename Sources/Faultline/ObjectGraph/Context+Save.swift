@@ -46,6 +46,8 @@ struct SavePlan {
     /// Rows whose external-storage columns the save replaces or deletes: the files they
     /// name are removed after the commit.
     var externalReplaced: [(table: String, primaryKey: Int64, columns: [String])] = []
+    /// The changes recorded in the persistent history, when the store keeps one.
+    var history: [HistoryChange] = []
 }
 
 /// What a committed save leaves to do: the keys of new objects and the external data files
@@ -281,6 +283,7 @@ extension ManagedObjectContext {
             if !columns.isEmpty { plan.updates.append(.init(object: object, table: table, columns: columns, values: values)) }
             if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
         }
+        if store.tracksPersistentHistory { plan.history = try historyChanges(plan) }
         for object in plan.deletes {
             let external = store.externalBinaryColumns(for: object.entity)
             guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
@@ -305,6 +308,30 @@ extension ManagedObjectContext {
             }
         }
         return plan
+    }
+
+    /// The persistent history of a plan: an insert per new object, an update per changed
+    /// stored object with the properties that changed, a delete per deleted object with the
+    /// values its entity preserves after deletion (its fault fired for them if need be).
+    private func historyChanges(_ plan: SavePlan) throws -> [HistoryChange] {
+        var changes: [HistoryChange] = []
+        for (object, _, _, _) in plan.inserts {
+            changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
+        }
+        for object in plan.changed where !object.isInserted && !object.isDeleted {
+            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys)
+            guard !changed.isEmpty else { continue }
+            changes.append(HistoryChange(
+                type: .update, entityNumber: entityNumber(object.entity.name), objectID: object.objectID,
+                columns: PersistentHistory.columnBits(changed: changed, of: object.entity), tombstones: []))
+        }
+        for object in plan.deletes {
+            let preserved = PersistentHistory.tombstoneAttributes(of: object.entity)
+            if !preserved.isEmpty, object.isFault { try fireFault(object) }
+            let tombstones = preserved.map { ValueCoding.encode(object.committed[$0.name] ?? nil, as: $0.attributeType) }
+            changes.append(HistoryChange(type: .delete, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: tombstones))
+        }
+        return changes
     }
 
     private func encode(_ object: ManagedObject, attribute name: String, plan: inout SavePlan) -> SQLValue {
@@ -385,6 +412,13 @@ extension ManagedObjectContext {
         }
         for update in plan.joinOrderUpdates {
             try store.updateJoinOrder(update.join, column: update.column, order: update.order, source: key(update.row.source), destination: key(update.row.destination))
+        }
+        if !plan.history.isEmpty {
+            let process = ProcessInfo.processInfo.processName
+            try store.recordHistory(
+                plan.history,
+                by: HistoryAuthor(author: transactionAuthor, bundleID: Bundle.main.bundleIdentifier ?? process, contextName: name, processID: process),
+                key: key)
         }
         return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete)
     }

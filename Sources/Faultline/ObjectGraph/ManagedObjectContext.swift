@@ -39,6 +39,12 @@ public final class ManagedObjectContext {
     public var didSave: ((SaveNotification) -> Void)?
     /// Whether user-level changes are recorded for ``undo()`` (default true).
     public var isUndoEnabled = true
+    /// The context's name (`NSManagedObjectContext.name`): recorded as the context of each
+    /// transaction it saves into a store with persistent history.
+    public var name: String?
+    /// Who saves (`NSManagedObjectContext.transactionAuthor`): recorded as the author of each
+    /// transaction it saves into a store with persistent history.
+    public var transactionAuthor: String?
 
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
     var touched: [ObjectIdentifier: ManagedObject] = [:]

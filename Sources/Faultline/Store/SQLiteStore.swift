@@ -20,12 +20,21 @@ public final class SQLiteStore {
         /// decides this by a heuristic it does not document; 128 KiB is what is reported for
         /// recent systems (1 MB on Mac OS X 10.7). Either way Core Data reads both forms.
         public var externalBinaryDataThreshold: Int
+        /// Core Data's `NSPersistentHistoryTrackingKey`: a store created or opened for writing
+        /// gets the persistent history tables if it lacks them. A store that has them records
+        /// every save in them whatever this says (Core Data refuses to write such a store
+        /// without the key; Faultline keeps its history instead).
+        public var persistentHistoryTracking: Bool
 
         /// Creates options; the default is read-only.
-        public init(readOnly: Bool = true, createIfMissing: Bool = false, externalBinaryDataThreshold: Int = 128 * 1024) {
+        public init(
+            readOnly: Bool = true, createIfMissing: Bool = false, externalBinaryDataThreshold: Int = 128 * 1024,
+            persistentHistoryTracking: Bool = false
+        ) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.externalBinaryDataThreshold = externalBinaryDataThreshold
+            self.persistentHistoryTracking = persistentHistoryTracking
         }
     }
 
@@ -33,6 +42,9 @@ public final class SQLiteStore {
     public let url: URL?
     /// See ``Options/externalBinaryDataThreshold``; an in-memory store keeps every value inline.
     public let externalBinaryDataThreshold: Int
+    /// Whether the store has Core Data's persistent history tables, so that every save
+    /// records a transaction in them (see ``PersistentHistory``).
+    public private(set) var tracksPersistentHistory = false
     /// The connection all statements go through.
     public let connection: Connection
     /// The model of the store's objects.
@@ -166,6 +178,11 @@ public final class SQLiteStore {
             self.mapping = try SchemaMapping(model: model, reconciledWith: connection)
             warnings += mapping.reconciliationNotes.map { "\(path): \($0)" }
             self.warnings = warnings
+            tracksPersistentHistory = try SQLiteStore.hasHistoryTables(connection)
+            if options.persistentHistoryTracking, !tracksPersistentHistory, !options.readOnly {
+                try connection.transaction(.exclusive) { try createHistoryTables() }
+                tracksPersistentHistory = true
+            }
         } else {
             guard case .given(let model) = resolution else {
                 throw StoreError(.noModel, "cannot create a store without a model", path: path)
@@ -176,7 +193,7 @@ public final class SQLiteStore {
             self.identifier = ""
             self.metadata = [:]
             self.warnings = []
-            try createSchema()
+            try createSchema(persistentHistoryTracking: options.persistentHistoryTracking)
         }
     }
 
@@ -344,7 +361,7 @@ public final class SQLiteStore {
         return (identifier, metadata, hashes)
     }
 
-    private func createSchema() throws {
+    private func createSchema(persistentHistoryTracking: Bool = false) throws {
         let uuid = UUID().uuidString
         if url != nil {
             // Both must precede the first table: auto_vacuum is fixed once a table exists, and
@@ -355,6 +372,7 @@ public final class SQLiteStore {
             for statement in mapping.createStatements() {
                 try connection.executeScript(statement)
             }
+            if persistentHistoryTracking { try createHistoryTables() }
             for entity in mapping.entities.values.sorted(by: { $0.entityNumber < $1.entityNumber }) {
                 try connection.execute(
                     "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
@@ -368,6 +386,7 @@ public final class SQLiteStore {
         }
         identifier = uuid
         metadata = StoreMetadata.initialMetadata(for: model)
+        tracksPersistentHistory = persistentHistoryTracking
     }
 }
 

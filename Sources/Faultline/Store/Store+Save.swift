@@ -32,6 +32,12 @@ extension SQLiteStore {
         guard let number = mapping.entity(root)?.entityNumber else {
             throw StoreError(.incompatibleModel, "entity \(root) has no Z_PRIMARYKEY row", path: path)
         }
+        return try reservePrimaryKeys(entityNumber: number, label: root, count: count)
+    }
+
+    /// ``reservePrimaryKeys(root:count:)`` by entity number (also for the history entities,
+    /// 16001–16003); `label` names the entity in errors.
+    func reservePrimaryKeys(entityNumber number: Int, label root: String, count: Int) throws -> Int64 {
         let max = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])?.int64 ?? 0
         try connection.execute(
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",

@@ -1,0 +1,177 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+/// Core Data's persistent history (`NSPersistentHistoryTrackingKey`): one row per saved
+/// transaction in `ATRANSACTION`, one per inserted, updated or deleted object in `ACHANGE`,
+/// and the transaction's author, bundle, context and process names interned in
+/// `ATRANSACTIONSTRING`. The tables are "ancillary" (prefix `A`, entity numbers 16001–16003 in
+/// `Z_PRIMARYKEY`, keys reserved there like any entity's).
+///
+/// What is verified on Photos' stores (macOS 10.15 and 16): the DDL, word for word and in
+/// order; `Z_ENT` 16001/16002/16003 and NULL `Z_OPT` on every row; change types 0 insert, 1
+/// update, 2 delete; `ZCOLUMNS` NULL except for updates; strings stored once and referred to
+/// by key; `ZTOMBSTONE<n>` columns, as many as the entity with the most attributes that
+/// preserve their value after deletion has, filled with those values in name order.
+///
+/// Inferred (no store shows which properties an update changed): `ZCOLUMNS` is a bit set
+/// over the entity's persistent properties (inherited ones included) sorted by name, bit
+/// `i` in byte `i / 8` at `1 << (i % 8)`, `ceil(count / 8)` bytes — the reading that gives
+/// coherent property sets for Photos' recorded updates (`endDate`+`kind`, `cloudDeleteState`).
+public enum PersistentHistory {
+    /// `Z_ENT` of `ACHANGE` rows.
+    public static let changeEntity = 16001
+    /// `Z_ENT` of `ATRANSACTION` rows.
+    public static let transactionEntity = 16002
+    /// `Z_ENT` of `ATRANSACTIONSTRING` rows.
+    public static let stringEntity = 16003
+
+    /// The kinds of change (`ZCHANGETYPE`).
+    public enum ChangeType: Int, Sendable {
+        case insert = 0
+        case update = 1
+        case delete = 2
+    }
+
+    /// The number of `ZTOMBSTONE<n>` columns for a model: the most attributes preserved after
+    /// deletion that one entity has (inherited ones included).
+    public static func tombstoneCount(for model: ManagedObjectModel) -> Int {
+        model.entities.map { tombstoneAttributes(of: $0).count }.max() ?? 0
+    }
+
+    /// The attributes whose values a delete records, in the order of the tombstone columns.
+    public static func tombstoneAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+        entity.attributes.filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient }.sorted { $0.name < $1.name }
+    }
+
+    /// The statements that create the history tables and their indexes, in Core Data's text and order.
+    public static func createStatements(for model: ManagedObjectModel) -> [String] {
+        let tombstones = (0..<tombstoneCount(for: model)).map { ", ZTOMBSTONE\($0) BLOB" }.joined()
+        return [
+            "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(tombstones) )",
+            "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
+            "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
+            "CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
+            "CREATE INDEX ATRANSACTION_ZAUTHORTS_INDEX ON ATRANSACTION (ZAUTHORTS)",
+            "CREATE INDEX ATRANSACTION_ZBUNDLEIDTS_INDEX ON ATRANSACTION (ZBUNDLEIDTS)",
+            "CREATE INDEX ATRANSACTION_ZCONTEXTNAMETS_INDEX ON ATRANSACTION (ZCONTEXTNAMETS)",
+            "CREATE INDEX ATRANSACTION_ZPROCESSIDTS_INDEX ON ATRANSACTION (ZPROCESSIDTS)",
+            "CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)",
+            "CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)",
+            "CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME COLLATE BINARY ASC)",
+        ]
+    }
+
+    /// The `Z_PRIMARYKEY` rows of the history entities: number and name.
+    static let primaryKeyRows: [(Int, String)] = [(changeEntity, "CHANGE"), (transactionEntity, "TRANSACTION"), (stringEntity, "TRANSACTIONSTRING")]
+
+    /// The properties an update's `ZCOLUMNS` bits stand for, in bit order.
+    public static func columnBitProperties(of entity: EntityDescription) -> [String] {
+        (entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter { !$0.isTransient }.map(\.name)).sorted()
+    }
+
+    /// `ZCOLUMNS` for an update of `changed` properties of an entity.
+    public static func columnBits(changed: Set<String>, of entity: EntityDescription) -> Data {
+        let properties = columnBitProperties(of: entity)
+        var bytes = [UInt8](repeating: 0, count: (properties.count + 7) / 8)
+        for (i, name) in properties.enumerated() where changed.contains(name) {
+            bytes[i / 8] |= 1 << UInt8(i % 8)
+        }
+        return Data(bytes)
+    }
+
+    /// The property names an update's `ZCOLUMNS` names, by ``columnBits(changed:of:)``'s
+    /// reading; bits past the entity's properties (written under an older model) come back
+    /// as `#<bit>`.
+    public static func changedProperties(_ bits: Data, of entity: EntityDescription) -> [String] {
+        let properties = columnBitProperties(of: entity)
+        var names: [String] = []
+        for (byteIndex, byte) in bits.enumerated() {
+            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 {
+                let i = byteIndex * 8 + bit
+                names.append(i < properties.count ? properties[i] : "#\(i)")
+            }
+        }
+        return names
+    }
+}
+
+/// One object's change in a transaction being recorded.
+struct HistoryChange {
+    var type: PersistentHistory.ChangeType
+    var entityNumber: Int
+    /// The object (a temporary ID for an insert: its key is known only inside the save).
+    var objectID: ManagedObjectID
+    var columns: Data?
+    var tombstones: [SQLValue]
+}
+
+/// Who made a transaction, as recorded in `ATRANSACTION`.
+struct HistoryAuthor {
+    var author: String?
+    var bundleID: String?
+    var contextName: String?
+    var processID: String?
+}
+
+extension SQLiteStore {
+    /// Whether the store has the persistent history tables (`ATRANSACTION`, `ACHANGE`,
+    /// `ATRANSACTIONSTRING`); when it does, every save records a transaction.
+    static func hasHistoryTables(_ connection: Connection) throws -> Bool {
+        let count = try connection.scalar(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('ACHANGE', 'ATRANSACTION', 'ATRANSACTIONSTRING')")
+        return count?.int64 == 3
+    }
+
+    /// Creates the history tables and their `Z_PRIMARYKEY` rows (inside the caller's transaction).
+    func createHistoryTables() throws {
+        for statement in PersistentHistory.createStatements(for: model) {
+            try connection.executeScript(statement)
+        }
+        for (number, name) in PersistentHistory.primaryKeyRows {
+            try connection.execute(
+                "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
+                [.integer(Int64(number)), .text(name), 0, 0])
+        }
+    }
+
+    /// Records one saved transaction: the strings, the `ATRANSACTION` row, an `ACHANGE` row
+    /// per change. Runs inside the save's transaction, after its writes.
+    func recordHistory(_ changes: [HistoryChange], by author: HistoryAuthor, key: (ManagedObjectID) -> Int64) throws {
+        guard !changes.isEmpty else { return }
+        func stringKey(_ name: String?) throws -> SQLValue {
+            guard let name else { return .null }
+            if let key = try connection.scalar("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?", [.text(name)]), case .integer = key {
+                return key
+            }
+            let key = try reservePrimaryKeys(entityNumber: PersistentHistory.stringEntity, label: "TRANSACTIONSTRING", count: 1)
+            try connection.execute(
+                "INSERT INTO ATRANSACTIONSTRING(Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES(?, ?, ?, ?)",
+                [.integer(key), .integer(Int64(PersistentHistory.stringEntity)), .null, .text(name)])
+            return .integer(key)
+        }
+        let authorKey = try stringKey(author.author), bundleKey = try stringKey(author.bundleID)
+        let contextKey = try stringKey(author.contextName), processKey = try stringKey(author.processID)
+        let transaction = try reservePrimaryKeys(entityNumber: PersistentHistory.transactionEntity, label: "TRANSACTION", count: 1)
+        try connection.execute(
+            "INSERT INTO ATRANSACTION(Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+            [.integer(transaction), .integer(Int64(PersistentHistory.transactionEntity)), .null, authorKey, bundleKey, contextKey, processKey,
+             .real(Date().timeIntervalSinceReferenceDate)])
+        let first = try reservePrimaryKeys(entityNumber: PersistentHistory.changeEntity, label: "CHANGE", count: changes.count)
+        let tombstoneCount = PersistentHistory.tombstoneCount(for: model)
+        let tombstoneColumns = (0..<tombstoneCount).map { ", ZTOMBSTONE\($0)" }.joined()
+        let placeholders = String(repeating: ", ?", count: tombstoneCount)
+        let statement = try connection.cachedStatement(
+            "INSERT INTO ACHANGE(Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?\(placeholders))")
+        for (offset, change) in changes.enumerated() {
+            var values: [SQLValue] = [
+                .integer(first + Int64(offset)), .integer(Int64(PersistentHistory.changeEntity)), .null,
+                .integer(Int64(change.type.rawValue)), .integer(Int64(change.entityNumber)), .integer(key(change.objectID)),
+                .integer(transaction), change.columns.map(SQLValue.blob) ?? .null,
+            ]
+            for i in 0..<tombstoneCount { values.append(i < change.tombstones.count ? change.tombstones[i] : .null) }
+            try statement.bind(values)
+            try statement.run()
+        }
+    }
+}
