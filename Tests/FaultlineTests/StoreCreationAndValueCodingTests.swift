@@ -59,6 +59,22 @@ import Testing
 }
 
 @Suite struct StoreCreationTests {
+    @Test func aModelCacheThatDoesNotDecodeFallsBackToInference() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("New.sqlite")
+        let model = try ManagedObjectModel(contentsOf: TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld"))
+        do {
+            let store = try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true))
+            try store.connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", [.blob(Data("not deflate".utf8))])
+        }
+        let store = try SQLiteStore(url: url)
+        #expect(store.modelSource == .inferred)
+        #expect(store.warnings.first?.contains("the model in Z_MODELCACHE cannot be read") == true)
+        #expect(store.warnings.first?.contains("the model was inferred from its tables") == true)
+        #expect(store.model.entity(named: "Asset") != nil)
+    }
+
     @Test func aNewStoreHasCoreDatasMetadataAndReopensWithItsModel() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }

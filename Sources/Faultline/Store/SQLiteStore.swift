@@ -160,7 +160,17 @@ public final class SQLiteStore {
                     warnings.append("\(path): the store's metadata has no NSStoreModelVersionHashes, so the model could not be checked against it")
                 }
             case .fromStore:
-                if let cached = try SQLiteStore.cachedModel(connection: connection, path: path) {
+                // A cache that does not decode (a newer archive form) falls back to inference:
+                // every Core Data store opens.
+                let cached: ManagedObjectModel?
+                var cacheProblem: String?
+                do {
+                    cached = try SQLiteStore.cachedModel(connection: connection, path: path)
+                } catch let error as StoreError where error.code == .noModel {
+                    cacheProblem = error.message
+                    cached = nil
+                }
+                if let cached {
                     model = cached
                     self.modelSource = .modelCache
                     if let hashes, !cached.isCompatible(withStoreVersionHashes: hashes) {
@@ -170,7 +180,8 @@ public final class SQLiteStore {
                     let inferred = try StoreModelInference.infer(connection: connection, path: path)
                     model = inferred.model
                     self.modelSource = .inferred
-                    warnings.append("\(path): the store has no model cache; the model was inferred from its tables, so entity relationships, property names and types are guesses")
+                    let why = cacheProblem ?? "the store has no model cache"
+                    warnings.append("\(path): \(why); the model was inferred from its tables, so entity relationships, property names and types are guesses")
                     warnings += inferred.notes
                 }
             }

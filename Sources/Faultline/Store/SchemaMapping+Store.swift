@@ -24,7 +24,9 @@ extension SchemaMapping {
         do {
             if try connection.tableExists("Z_PRIMARYKEY") {
                 for row in try connection.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-                    if let number = row[0].int64, let name = row[1].string, model.entity(named: name) != nil {
+                    // Numbers from 16000 on are the framework's ancillary entities (history
+                    // `CHANGE`, CloudKit metadata…), whatever their names.
+                    if let number = row[0].int64, number < 16000, let name = row[1].string, model.entity(named: name) != nil {
                         numbers[name] = Int(number)
                     }
                 }
