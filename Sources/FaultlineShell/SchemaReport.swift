@@ -77,6 +77,10 @@ public enum SchemaReport {
                     for index in indexes {
                         out.append("  index \(index[0].string ?? "")" + (index[1].string.map { ": \($0)" } ?? " (automatic)"))
                     }
+                    // Derived attributes (Z_DA_), counters (ZT_), R-tree upkeep (Z_RT_): by name,
+                    // the text is in sqlite_master.
+                    let triggers = try connection.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name", [.text(em.table)])
+                    for trigger in triggers { out.append("  trigger \(trigger[0].string ?? "")") }
                 }
                 out.append("")
             }
@@ -86,6 +90,17 @@ public enum SchemaReport {
                         + " (\([join.sourceColumn, join.destinationColumn, join.sourceOrderColumn, join.destinationOrderColumn].compactMap { $0 }.joined(separator: ", ")))")
                 }
                 if !mapping.joinTables.isEmpty { out.append("") }
+                let rtrees = try connection.query("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_RT\\_%' ESCAPE '\\' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")
+                for rtree in rtrees {
+                    out.append("R-tree \(rtree[0].string ?? ""): \(rtree[1].string ?? "")")
+                }
+                if !rtrees.isEmpty { out.append("") }
+                if store.tracksPersistentHistory {
+                    let transactions = try connection.scalar("SELECT count(*) FROM ATRANSACTION")?.int64 ?? 0
+                    let changes = try connection.scalar("SELECT count(*) FROM ACHANGE")?.int64 ?? 0
+                    out.append("persistent history: ATRANSACTION (\(transactions) transactions), ACHANGE (\(changes) changes), ATRANSACTIONSTRING")
+                    out.append("")
+                }
             }
             out.append(differences.isEmpty ? "The store matches the model's mapping." : "Differences between the store and the model:")
             out += differences.map { "  " + $0 }

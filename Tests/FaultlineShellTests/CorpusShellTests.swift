@@ -30,6 +30,18 @@ import Testing
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func theSchemaOfAPhotosStoreShowsItsTriggersRTreeAndHistory() throws {
+        let folder = try copyStores("photos-16.0.0-beta")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try TestSupport.faultline(["schema", folder.appendingPathComponent("Photos.sqlite").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\n  trigger ZT_ZPERSON_ZFACECOUNT_ZDETECTEDFACE_INSERT_INCREMENT\n"))
+        #expect(result.stdout.contains("\n  trigger Z_RT_Asset_boundedByRect_INSERT\n"))
+        #expect(result.stdout.contains("\nR-tree Z_RT_Asset_boundedByRect: CREATE VIRTUAL TABLE Z_RT_Asset_boundedByRect USING RTREE (Z_PK INTEGER PRIMARY KEY, "))
+        #expect(result.stdout.contains("\npersistent history: ATRANSACTION (158 transactions), ACHANGE (949 changes), ATRANSACTIONSTRING\n"))
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
     func modelHashesOfAStoreArePrintedOnePerEntity() throws {
         let folder = try copyStores("photoanalysis-14.6.0")
         defer { try? FileManager.default.removeItem(at: folder) }
