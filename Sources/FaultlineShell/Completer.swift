@@ -7,7 +7,7 @@ import Foundation
 /// through relationships (`type.na` → `type.name`), predicate keywords and handles.
 enum Completer {
     static let commands = ["fetch", "count", "show", "explain", "refresh"]
-    static let dotCommands = [".open", ".write", ".model", ".schema", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
+    static let dotCommands = [".open", ".write", ".model", ".schema", ".history", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
                               ".stats", ".storm", ".read", ".output", ".log", ".raw", ".help", ".quit"]
     static let clauses = ["where", "sort by", "limit", "offset", "batch", "prefetch", "show"]
     static let predicateWords = ["AND", "OR", "NOT", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "IN", "BETWEEN",

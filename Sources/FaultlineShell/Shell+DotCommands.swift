@@ -52,6 +52,7 @@ extension Shell {
         case ".write": try setWritable(try onOff(rest, ".write"))
         case ".model": try showModel(rest)
         case ".schema": try showSchema(rest)
+        case ".history": try showHistory(rest)
         case ".faults": showFaults()
         case ".stats": showStatistics()
         case ".raw": try raw(rest)
@@ -143,6 +144,54 @@ extension Shell {
             throw ShellError("entity \(rest) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
         }
         results.write(try SchemaReport.text(store: store, entity: rest.isEmpty ? nil : rest))
+    }
+
+    /// `.history [N]`: the last N (10) transactions of the store's persistent history, oldest
+    /// first: who saved, when, and each object inserted, updated (with its changed
+    /// properties) or deleted (with the values kept of it).
+    func showHistory(_ rest: String) throws {
+        var count = 10
+        if !rest.isEmpty {
+            guard let n = Int(rest), n > 0 else { throw ShellError(".history needs a number of transactions to show (10)") }
+            count = n
+        }
+        let store = coordinator.store
+        guard store.tracksPersistentHistory else {
+            results.write("The store keeps no persistent history (no ATRANSACTION table).")
+            return
+        }
+        let transactions = try store.connection.untraced { try store.historyTransactions(last: count) }
+        guard !transactions.isEmpty else {
+            results.write("The persistent history is empty.")
+            return
+        }
+        let dates = ISO8601DateFormatter()
+        var lines: [String] = []
+        for t in transactions {
+            var heading = "#\(t.number)  \(dates.string(from: t.timestamp))"
+            for (label, value) in [("author", t.author), ("context", t.contextName), ("bundle", t.bundleID), ("process", t.processID)] {
+                if let value { heading += "  \(label) \(value)" }
+            }
+            lines.append(heading)
+            for change in t.changes {
+                let kind: String
+                switch change.type {
+                case .insert: kind = "insert"
+                case .update: kind = "update"
+                case .delete: kind = "delete"
+                }
+                var line = "  \(kind)  \(change.objectID.entityName) p\(change.objectID.primaryKey)"
+                // The bits as stored, then the properties they stand for by the inferred reading.
+                if let bits = change.columnBits {
+                    line += "  columns " + bits.map { String(format: "%02X", $0) }.joined()
+                    if !change.updatedProperties.isEmpty { line += " ≈ " + change.updatedProperties.joined(separator: ", ") }
+                }
+                let kept = change.tombstone.filter { $0.value != .null }
+                if !kept.isEmpty { line += "  " + kept.map { "\($0.name) = \($0.value)" }.joined(separator: ", ") }
+                lines.append(line)
+            }
+        }
+        results.write(lines.joined(separator: "\n"))
     }
 
     /// `.faults`: the registered objects and their state.
@@ -238,6 +287,8 @@ extension Shell {
         .write on|off             reopen the store with or without write access
         .model [Entity]           the model: entities, attributes, relationships
         .schema [Entity]          how the model maps onto tables, columns and indexes
+        .history [N]              the last N (10) transactions of the store's persistent history
+                                  (an update's columns bits ≈ the properties they name, by name order: inferred)
         .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
         .mode MODE                table, box, line, csv, json or markdown
         .headers on|off           column headers in csv mode

@@ -39,6 +39,14 @@ import Testing
         #expect(result.stdout.contains("\n  trigger Z_RT_Asset_boundedByRect_INSERT\n"))
         #expect(result.stdout.contains("\nR-tree Z_RT_Asset_boundedByRect: CREATE VIRTUAL TABLE Z_RT_Asset_boundedByRect USING RTREE (Z_PK INTEGER PRIMARY KEY, "))
         #expect(result.stdout.contains("\npersistent history: ATRANSACTION (158 transactions), ACHANGE (949 changes), ATRANSACTIONSTRING\n"))
+
+        let history = try TestSupport.faultline([folder.appendingPathComponent("Photos.sqlite").path, "-c", ".history 1"])
+        #expect(history.status == 0, "\(history.stderr)")
+        #expect(history.stdout == """
+            #158  2025-06-12T03:46:25Z  author [0,1,0]  context Album-countCoalescer (fs=16777232/file=282558) .Generic BG  bundle com.apple.photolibraryd  process photolibraryd
+              update  Album p51  columns 3800020000 ≈ cachedPhotosCount, cachedVideosCount, cloudDeleteState, keyAssets
+
+            """)
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))

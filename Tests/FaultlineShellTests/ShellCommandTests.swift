@@ -186,6 +186,13 @@ final class Lines: @unchecked Sendable {
             """)
     }
 
+    @Test func historyOfAStoreWithoutOneSaysSo() throws {
+        let h = try ShellHarness()
+        try h.run(".history")
+        #expect(h.output == "The store keeps no persistent history (no ATRANSACTION table).")
+        #expect(throws: ShellError(".history needs a number of transactions to show (10)")) { try h.run(".history many") }
+    }
+
     @Test func aPredicateSyntaxErrorShowsTheLineWithACaret() throws {
         let h = try ShellHarness()
         #expect(throws: ShellError("""

@@ -88,6 +88,17 @@ import Testing
         let folderUpdates = try db.query("SELECT ZCOLUMNS FROM ACHANGE WHERE ZCHANGETYPE = 1 AND ZENTITY = 1").map(\.values)
         #expect(folderUpdates == [[.blob(Data([0b10]))]], "name, notes: bit 1")
         #expect(try db.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 16002") == .integer(3))
+
+        // Read back.
+        let history = try store.historyTransactions()
+        #expect(history.map(\.number) == [1, 2, 3])
+        #expect(history.allSatisfy { $0.author == "sync" && $0.contextName == "editor" && $0.processID != nil })
+        #expect(history[0].changes.map { "\($0.type) \($0.objectID.entityName) p\($0.objectID.primaryKey)" } == ["insert Folder p1", "insert Note p1"])
+        #expect(history[1].changes.first?.updatedProperties == ["body", "title"])
+        let deleted = try #require(history[2].changes.first { $0.type == .delete })
+        #expect(deleted.tombstone.map(\.name) == ["uuid", "version"])
+        #expect(deleted.tombstone.map(\.value) == ["A1B2", 3])
+        #expect(try store.historyTransactions(last: 1).map(\.number) == [3])
     }
 
     @Test func aStoreWithHistoryKeepsRecordingAndTheOptionAddsTheTablesOnlyWhenWriting() throws {

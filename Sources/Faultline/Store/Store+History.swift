@@ -175,3 +175,93 @@ extension SQLiteStore {
         }
     }
 }
+
+/// A transaction read back from a store's persistent history.
+public struct HistoryTransaction: Sendable {
+    /// Its key in `ATRANSACTION` (increasing with each save).
+    public var number: Int64
+    /// When it was saved.
+    public var timestamp: Date
+    /// The saving context's `transactionAuthor`.
+    public var author: String?
+    /// The saving app's bundle identifier.
+    public var bundleID: String?
+    /// The saving context's name.
+    public var contextName: String?
+    /// The saving process.
+    public var processID: String?
+    /// What it changed, in the order recorded.
+    public var changes: [HistoryChangeRecord]
+}
+
+/// One object's change in a ``HistoryTransaction``.
+public struct HistoryChangeRecord: Sendable {
+    /// Insert, update or delete.
+    public var type: PersistentHistory.ChangeType
+    /// The object (its entity name is `entity <n>` when the model has no entity numbered n).
+    public var objectID: ManagedObjectID
+    /// For an update: `ZCOLUMNS`, the bit set of the properties it changed.
+    public var columnBits: Data?
+    /// For an update: the properties it changed, as ``PersistentHistory/changedProperties(_:of:)``
+    /// reads ``columnBits`` (an inferred reading).
+    public var updatedProperties: [String]
+    /// For a delete: the values kept of the attributes preserved after deletion, by name.
+    public var tombstone: [(name: String, value: SQLValue)]
+}
+
+extension SQLiteStore {
+    /// The last `limit` transactions of the persistent history (all when nil), oldest first,
+    /// with their changes; empty for a store without history.
+    ///
+    /// ```swift
+    /// for t in try store.historyTransactions(last: 5) { print(t.number, t.author ?? "", t.changes.count) }
+    /// ```
+    ///
+    /// - Throws: a SQLite error when the history tables cannot be read.
+    public func historyTransactions(last limit: Int? = nil) throws -> [HistoryTransaction] {
+        guard tracksPersistentHistory else { return [] }
+        var strings: [Int64: String] = [:]
+        for row in try connection.query("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING") {
+            if let key = row[0].int64, let name = row[1].string { strings[key] = name }
+        }
+        func string(_ value: SQLValue) -> String? { value.int64.flatMap { strings[$0] } }
+        var transactions: [HistoryTransaction] = []
+        var index: [Int64: Int] = [:]
+        let rows = try connection.query(
+            "SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS FROM (SELECT * FROM ATRANSACTION ORDER BY Z_PK DESC LIMIT ?) ORDER BY Z_PK",
+            [.integer(Int64(limit ?? -1))])
+        for row in rows {
+            guard let number = row[0].int64 else { continue }
+            index[number] = transactions.count
+            transactions.append(HistoryTransaction(
+                number: number, timestamp: Date(timeIntervalSinceReferenceDate: row[1].double ?? 0),
+                author: string(row[2]), bundleID: string(row[3]), contextName: string(row[4]), processID: string(row[5]), changes: []))
+        }
+        guard let first = transactions.first?.number else { return [] }
+        let tombstoneColumns = try connection.columns(ofTable: "ACHANGE").map(\.name).filter { $0.hasPrefix("ZTOMBSTONE") }
+            .sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
+        let changeRows = try connection.query(
+            "SELECT ZTRANSACTIONID, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS\(tombstoneColumns.map { ", " + $0 }.joined()) FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK",
+            [.integer(first)])
+        for row in changeRows {
+            guard let transaction = row[0].int64, let i = index[transaction], let type = row[1].int64.flatMap({ PersistentHistory.ChangeType(rawValue: Int($0)) }),
+                let number = row[2].int64, let key = row[3].int64
+            else { continue }
+            let name = mapping.entityNames[Int(number)]
+            let entity = name.flatMap { model.entity(named: $0) }
+            var record = HistoryChangeRecord(
+                type: type, objectID: ManagedObjectID(entityName: name ?? "entity \(number)", storeIdentifier: identifier, primaryKey: key),
+                columnBits: row[4].data, updatedProperties: [], tombstone: [])
+            if type == .update, let bits = row[4].data, let entity {
+                record.updatedProperties = PersistentHistory.changedProperties(bits, of: entity)
+            }
+            if type == .delete, let entity {
+                for (offset, attribute) in PersistentHistory.tombstoneAttributes(of: entity).enumerated() where offset < tombstoneColumns.count {
+                    record.tombstone.append((attribute.name, row[5 + offset]))
+                }
+            }
+            transactions[i].changes.append(record)
+        }
+        return transactions
+    }
+}
