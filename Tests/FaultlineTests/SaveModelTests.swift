@@ -84,7 +84,8 @@ import Testing
         try folder.insertObject(b, at: 0, inRelationship: "documents")
         try context.save()
         #expect(sql.sql.contains("INSERT INTO ZDOCUMENT(Z_PK, Z_ENT, Z_OPT, ZFOLDER, Z_FOK_FOLDER, ZTITLE) VALUES(?, ?, ?, ?, ?, ?)"))
-        #expect(try store.connection.query("SELECT Z_PK, Z_FOK_FOLDER FROM ZDOCUMENT ORDER BY Z_PK").map(\.values) == [[1, 2], [2, 1]])
+        // Positions as Core Data writes them: 2048, 3072, … (b first).
+        #expect(try store.connection.query("SELECT Z_PK, Z_FOK_FOLDER FROM ZDOCUMENT ORDER BY Z_PK").map(\.values) == [[1, 3072], [2, 2048]])
         try folder.insertObject(a, at: 0, inRelationship: "documents")
         sql.clear()
         try context.save()

@@ -201,13 +201,13 @@ extension ManagedObjectContext {
                     if relationship.isOrdered, listChanged || object.isInserted,
                         let column = isSource ? join.destinationOrderColumn : join.sourceOrderColumn
                     {
-                        for (index, id) in current.enumerated() { joinOrders[row(id), default: [:]][column] = Int64(index + 1) }
+                        for (index, id) in current.enumerated() { joinOrders[row(id), default: [:]][column] = SchemaMapping.orderKey(at: index) }
                     }
                 } else if let hidden {
                     for id in removed { setExtra(id, hidden.column, .value(.null), onlyIfUnset: true) }
                     for id in added { setExtra(id, hidden.column, .key(object.objectID)) }
                 } else if let orderColumn, !object.isDeleted, listChanged || object.isInserted {
-                    for (index, id) in current.enumerated() { setExtra(id, orderColumn, .value(.integer(Int64(index + 1)))) }
+                    for (index, id) in current.enumerated() { setExtra(id, orderColumn, .value(.integer(SchemaMapping.orderKey(at: index)))) }
                 }
             }
         }

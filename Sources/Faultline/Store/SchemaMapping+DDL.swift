@@ -130,6 +130,13 @@ extension SchemaMapping {
         ]
     }
 
+    /// The `Z_FOK_` position of the object at `index` of an ordered to-many list when the
+    /// list is written: 2048, 3072, 4096, … (a step of 1024 from 2048, as in every Core
+    /// Data-written ordered relationship of the Photos stores; the gaps leave room to insert).
+    public static func orderKey(at index: Int) -> Int64 {
+        2048 + 1024 * Int64(index)
+    }
+
     /// The column of a fetch index element: a property's column, `Z_ENT` for the `entity`
     /// key-path expression Core Data uses in compound indexes.
     func indexColumn(_ element: FetchIndexDescription.Element, in mapping: EntityMapping) -> String? {
