@@ -283,7 +283,7 @@ extension ManagedObjectContext {
             if !columns.isEmpty { plan.updates.append(.init(object: object, table: table, columns: columns, values: values)) }
             if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
         }
-        if store.tracksPersistentHistory { plan.history = try historyChanges(plan) }
+        if store.tracksPersistentHistory { plan.history = historyChanges(plan) }
         for object in plan.deletes {
             let external = store.externalBinaryColumns(for: object.entity)
             guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
@@ -313,7 +313,7 @@ extension ManagedObjectContext {
     /// The persistent history of a plan: an insert per new object, an update per changed
     /// stored object with the properties that changed, a delete per deleted object with the
     /// values its entity preserves after deletion (its fault fired for them if need be).
-    private func historyChanges(_ plan: SavePlan) throws -> [HistoryChange] {
+    private func historyChanges(_ plan: SavePlan) -> [HistoryChange] {
         var changes: [HistoryChange] = []
         for (object, _, _, _) in plan.inserts {
             changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
@@ -327,7 +327,8 @@ extension ManagedObjectContext {
         }
         for object in plan.deletes {
             let preserved = PersistentHistory.tombstoneAttributes(of: object.entity)
-            if !preserved.isEmpty, object.isFault { try fireFault(object) }
+            // A row already gone from the store keeps no values (its DELETE then conflicts).
+            if !preserved.isEmpty, object.isFault { try? fireFault(object) }
             let tombstones = preserved.map { ValueCoding.encode(object.committed[$0.name] ?? nil, as: $0.attributeType) }
             changes.append(HistoryChange(type: .delete, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: tombstones))
         }
