@@ -36,6 +36,17 @@ import Testing
         return ((try? FileManager.default.contentsOfDirectory(atPath: external.path)) ?? []).sorted()
     }
 
+    /// A new photo whose image (`count` bytes of `byte`) is saved, in a new store in a fresh
+    /// folder; the folder is removed by the caller.
+    static func savedPhoto(byte: UInt8, count: Int = 100) throws -> (folder: URL, context: ManagedObjectContext, store: SQLiteStore, photo: ManagedObject) {
+        let folder = try TestSupport.temporaryDirectory()
+        let (context, store) = try open(folder)
+        let photo = try context.insertObject(entityName: "Photo")
+        try photo.setValue(Data(repeating: byte, count: count), forKey: "image")
+        try context.save()
+        return (folder, context, store, photo)
+    }
+
     @Test func smallValuesStayInlineAndLargeOnesGoToAFileThatReadsBack() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -68,12 +79,8 @@ import Testing
     }
 
     @Test func replacedAndDeletedValuesLoseTheirFilesOnlyOnceTheSaveCommits() throws {
-        let folder = try TestSupport.temporaryDirectory()
+        let (folder, context, store, photo) = try Self.savedPhoto(byte: 7)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (context, store) = try Self.open(folder)
-        let photo = try context.insertObject(entityName: "Photo")
-        try photo.setValue(Data(repeating: 7, count: 100), forKey: "image")
-        try context.save()
         let first = Self.files(folder)
         #expect(first.count == 1)
 
@@ -104,12 +111,8 @@ import Testing
     }
 
     @Test func aSaveThatFailsLeavesNoFileBehind() throws {
-        let folder = try TestSupport.temporaryDirectory()
+        let (folder, a, _, photo) = try Self.savedPhoto(byte: 1)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (a, _) = try Self.open(folder)
-        let photo = try a.insertObject(entityName: "Photo")
-        try photo.setValue(Data(repeating: 1, count: 100), forKey: "image")
-        try a.save()
         let kept = Self.files(folder)
 
         // Another coordinator changes the row: a's next save conflicts and rolls back.
@@ -134,12 +137,8 @@ import Testing
     }
 
     @Test func aMissingExternalFileIsAnErrorNamingIt() throws {
-        let folder = try TestSupport.temporaryDirectory()
+        let (folder, _, _, _) = try Self.savedPhoto(byte: 4)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (context, _) = try Self.open(folder)
-        let photo = try context.insertObject(entityName: "Photo")
-        try photo.setValue(Data(repeating: 4, count: 100), forKey: "image")
-        try context.save()
         let name = try #require(Self.files(folder).first)
         let external = ValueCoding.externalDataFolder(forStoreAt: folder.appendingPathComponent("Photos.sqlite"))
         try FileManager.default.removeItem(at: external.appendingPathComponent(name))

@@ -59,13 +59,19 @@ import Testing
 }
 
 @Suite struct StoreCreationTests {
+    /// Creates `New.sqlite` in `folder` from the Inventory model, runs `prepare` on it, and
+    /// closes it.
+    static func createInventoryStore(in folder: URL, _ prepare: (SQLiteStore) throws -> Void) throws -> (url: URL, model: ManagedObjectModel) {
+        let url = folder.appendingPathComponent("New.sqlite")
+        let model = try ManagedObjectModel(contentsOf: TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld"))
+        try prepare(try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true)))
+        return (url, model)
+    }
+
     @Test func aModelCacheThatDoesNotDecodeFallsBackToInference() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("New.sqlite")
-        let model = try ManagedObjectModel(contentsOf: TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld"))
-        do {
-            let store = try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true))
+        let (url, _) = try Self.createInventoryStore(in: folder) { store in
             try store.connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", [.blob(Data("not deflate".utf8))])
         }
         let store = try SQLiteStore(url: url)
@@ -78,10 +84,7 @@ import Testing
     @Test func aNewStoreHasCoreDatasMetadataAndReopensWithItsModel() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("New.sqlite")
-        let model = try ManagedObjectModel(contentsOf: TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld"))
-        do {
-            let store = try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true))
+        let (url, model) = try Self.createInventoryStore(in: folder) { (store: SQLiteStore) throws in
             #expect(try store.connection.scalar("PRAGMA journal_mode")?.string == "wal")
             #expect(try store.connection.scalar("PRAGMA auto_vacuum")?.int64 == 2)
         }
