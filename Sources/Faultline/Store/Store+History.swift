@@ -40,8 +40,11 @@ public enum PersistentHistory {
     }
 
     /// The attributes whose values a delete records, in the order of the tombstone columns.
+    /// Binary attributes that allow external storage are never kept (as reported of Core
+    /// Data by people who explored its history tables).
     public static func tombstoneAttributes(of entity: EntityDescription) -> [AttributeDescription] {
-        entity.attributes.filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient }.sorted { $0.name < $1.name }
+        entity.attributes.filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient && !$0.allowsExternalBinaryDataStorage }
+            .sorted { $0.name < $1.name }
     }
 
     /// The statements that create the history tables and their indexes, in Core Data's text and order.
