@@ -266,6 +266,9 @@ public final class PropertyLayout: Sendable {
     /// Whether two properties share a name (an invalid model): ``slot(of:)`` then gives the
     /// attribute's slot, and lookups that must prefer the relationship check it.
     public let hasDuplicateNames: Bool
+    /// Whether some attribute is Binary with external storage allowed: its slot may then
+    /// hold a reference to a file, read when the value is asked for.
+    public let hasExternalBinary: Bool
     private let index: [String: Int]
 
     /// A layout of attributes, then relationships.
@@ -284,6 +287,7 @@ public final class PropertyLayout: Sendable {
         self.kinds = kinds
         self.identifierSlots = identifierSlots
         self.hasDuplicateNames = index.count < names.count
+        self.hasExternalBinary = attributes.contains { $0.attributeType == .binaryData && $0.allowsExternalBinaryDataStorage }
         self.index = index
     }
 

@@ -136,19 +136,82 @@ import Testing
         #expect(try Self.column(store, photo) == .blob(Data([0x01]) + bytes))
     }
 
-    @Test func aMissingExternalFileIsAnErrorNamingIt() throws {
-        let (folder, _, _, _) = try Self.savedPhoto(byte: 4)
+    /// A reader on the store in `folder`, read-only, recording the SQL log's messages.
+    static func reader(_ folder: URL) throws -> (ManagedObjectContext, LogMessages) {
+        let coordinator = try PersistentStoreCoordinator(model: try model(), storeURL: folder.appendingPathComponent("Photos.sqlite"))
+        let messages = LogMessages()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .message(let category, let text) = event { messages.append("\(category): \(text)") }
+        }
+        return (ManagedObjectContext(coordinator: coordinator), messages)
+    }
+
+    @Test func filesAreReadWhenTheValueIsAskedForAndAMissingOneCostsOnlyItsValue() throws {
+        let (folder, context, _, photo) = try Self.savedPhoto(byte: 4)
         defer { try? FileManager.default.removeItem(at: folder) }
+        try photo.setValue("Dunes", forKey: "title")
+        try context.save()
         let name = try #require(Self.files(folder).first)
         let external = ValueCoding.externalDataFolder(forStoreAt: folder.appendingPathComponent("Photos.sqlite"))
+
+        // Fetched while the file is there, read after it is gone: the fetch did not read it.
+        let (reader, messages) = try Self.reader(folder)
+        let fetched = try #require(try reader.fetch(FetchRequest(entityName: "Photo")).first)
         try FileManager.default.removeItem(at: external.appendingPathComponent(name))
-        let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(
-            model: try Self.model(), storeURL: folder.appendingPathComponent("Photos.sqlite")))
-        do {
-            _ = try reader.fetch(FetchRequest(entityName: "Photo"))
-            Issue.record("a missing external file was not reported")
-        } catch let error as StoreError {
-            #expect(error.description.contains(name))
+        #expect(fetched.value(forKey: "title") as? String == "Dunes", "the row's other values are there")
+        #expect(fetched.value(forKey: "image") == nil)
+        #expect(messages.lines.contains { $0.hasPrefix("error: x-coredata://") && $0.contains(" image: ") && $0.contains(name) })
+
+        // Such an object can still be deleted.
+        let (writer, _) = try Self.open(folder)
+        let doomed = writer.object(with: photo.objectID)
+        writer.delete(doomed)
+        try writer.save()
+        let (after, _) = try Self.reader(folder)
+        #expect(try after.fetch(FetchRequest(entityName: "Photo")).isEmpty)
+    }
+
+    @Test func aNameThatIsNotAUUIDIsNeverUsedAsAPath() throws {
+        let (folder, context, store, photo) = try Self.savedPhoto(byte: 5)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = context
+        let secret = folder.appendingPathComponent("secret.txt")
+        try Data("secret".utf8).write(to: secret)
+        try store.connection.execute("UPDATE ZPHOTO SET ZIMAGE = ? WHERE Z_PK = ?", [.blob(Data([0x02]) + Data("../../secret.txt".utf8)), .integer(photo.objectID.primaryKey)])
+        let (reader, messages) = try Self.reader(folder)
+        let fetched = try #require(try reader.fetch(FetchRequest(entityName: "Photo")).first)
+        #expect(fetched.value(forKey: "image") == nil)
+        #expect(messages.lines.contains { $0.contains("the name is not a UUID") })
+        #expect(throws: StoreError.self) {
+            _ = try ValueCoding.decodeExternalBinary(.blob(Data([0x02]) + Data("../../secret.txt".utf8)), storeURL: folder.appendingPathComponent("Photos.sqlite"))
         }
     }
+
+    @Test func anUnreadValueWrittenBackKeepsItsFile() throws {
+        let (folder, context, _, photo) = try Self.savedPhoto(byte: 6)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let kept = Self.files(folder)
+        // Another coordinator changes the row; this context overwrites every column, the
+        // image among them, which it never read.
+        let (other, _) = try Self.open(folder)
+        try other.object(with: photo.objectID).setValue("Theirs", forKey: "title")
+        try other.save()
+        context.refresh(photo, mergeChanges: false)
+        let (mine, _) = try Self.open(folder)
+        let object = mine.object(with: photo.objectID)
+        _ = object.value(forKey: "title")
+        try other.object(with: photo.objectID).setValue("Theirs again", forKey: "title")
+        try other.save()
+        mine.mergePolicy = .overwrite
+        try object.setValue("Mine", forKey: "title")
+        try mine.save()
+        #expect(Self.files(folder) == kept)
+        #expect(object.value(forKey: "image") as? Data == Data(repeating: 6, count: 100))
+    }
+}
+
+/// LogMessages of a SQL log, collected.
+final class LogMessages: @unchecked Sendable {
+    private(set) var lines: [String] = []
+    func append(_ line: String) { lines.append(line) }
 }

@@ -16,6 +16,7 @@ import Testing
                 AttributeDescription(name: "title", type: .string),
                 AttributeDescription(name: "uuid", type: .string, preservesValueInHistoryOnDeletion: true),
                 AttributeDescription(name: "version", type: .integer32, preservesValueInHistoryOnDeletion: true),
+                AttributeDescription(name: "draft", type: .string, isTransient: true),
             ], relationships: [RelationshipDescription(name: "folder", destination: "Folder", inverse: "notes")]),
             EntityDescription(name: "Folder", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
                 RelationshipDescription(name: "notes", destination: "Note", inverse: "folder", toMany: true)
@@ -99,6 +100,24 @@ import Testing
         #expect(deleted.tombstone.map(\.name) == ["uuid", "version"])
         #expect(deleted.tombstone.map(\.value) == ["A1B2", 3])
         #expect(try store.historyTransactions(last: 1).map(\.number) == [3])
+    }
+
+    @Test func aTransientChangeRecordsNothingAndAMissingKeyRowIsAdded() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (context, store) = try Self.open(folder.appendingPathComponent("Notes.sqlite"), history: true)
+        let note = try context.insertObject(entityName: "Note")
+        try context.save()
+        try note.setValue("scratch", forKey: "draft")
+        try context.save()
+        #expect(try store.connection.scalar("SELECT count(*) FROM ATRANSACTION") == .integer(1), "only the insert")
+
+        // A store whose Z_PRIMARYKEY lacks the history rows gets them, from the tables' keys.
+        try store.connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000")
+        try note.setValue("Title", forKey: "title")
+        try context.save()
+        let rows = try store.connection.query("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000 ORDER BY Z_ENT").map(\.values)
+        #expect(rows == [[16001, 2], [16002, 2], [16003, 1]])
     }
 
     @Test func aStoreWithHistoryKeepsRecordingAndTheOptionAddsTheTablesOnlyWhenWriting() throws {

@@ -79,6 +79,13 @@ import Testing
         #expect(store.warnings.first?.contains("the model in Z_MODELCACHE cannot be read") == true)
         #expect(store.warnings.first?.contains("the model was inferred from its tables") == true)
         #expect(store.model.entity(named: "Asset") != nil)
+
+        // A guessed model never writes.
+        let writable = try SQLiteStore(url: url, options: .init(readOnly: false))
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: writable))
+        _ = try context.insertObject(entityName: "Asset")
+        #expect(throws: StoreError.self) { try context.save() }
+        #expect(try writable.connection.scalar("SELECT count(*) FROM ZASSET") == .integer(0))
     }
 
     @Test func aNewStoreHasCoreDatasMetadataAndReopensWithItsModel() throws {

@@ -46,6 +46,8 @@ struct SavePlan {
     /// Rows whose external-storage columns the save replaces or deletes: the files they
     /// name are removed after the commit.
     var externalReplaced: [(table: String, primaryKey: Int64, columns: [String])] = []
+    /// Files that values written back unread still name: never removed by this save.
+    var externalKept: Set<String> = []
     /// The changes recorded in the persistent history, when the store keeps one.
     var history: [HistoryChange] = []
 }
@@ -70,7 +72,13 @@ extension ManagedObjectContext {
     ///    foreign keys included);
     /// 5. `DELETE FROM ZT WHERE Z_PK = ? AND Z_OPT = ?` per deleted object;
     /// 6. many-to-many join rows deleted, inserted, re-positioned;
-    /// 7. `COMMIT`.
+    /// 7. in a store with persistent history, the transaction and its changes
+    ///    (`ATRANSACTIONSTRING`, `ATRANSACTION`, `ACHANGE`);
+    /// 8. `COMMIT`.
+    ///
+    /// Binary values bigger than the store's external-data threshold are written to their
+    /// files before the statements (and removed again if the save fails); files that rows no
+    /// longer name are removed after `COMMIT`.
     ///
     /// Before the transaction: delete rules are applied (``processPendingChanges()``) and
     /// everything is validated; afterwards temporary IDs become permanent
@@ -98,6 +106,11 @@ extension ManagedObjectContext {
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if store.isReadOnly {
             throw StoreError(.readOnly, "the store is read-only: save refused, nothing was written", path: store.path)
+        }
+        // A guessed model could write wrong types, lose external-storage markers and the
+        // like: Core Data never writes without the store's real model.
+        if store.modelSource == .inferred {
+            throw StoreError(.readOnly, "the model was inferred from the store's tables, so saving could damage it: save refused, nothing was written (open the store with its model)", path: store.path)
         }
         try processPendingChanges()
         try validatePendingChanges()
@@ -319,7 +332,9 @@ extension ManagedObjectContext {
             changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
         }
         for object in plan.changed where !object.isInserted && !object.isDeleted {
-            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys)
+            // Persistent properties only: a transient change writes nothing.
+            let persistent = Set(PersistentHistory.columnBitProperties(of: object.entity))
+            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys).intersection(persistent)
             guard !changed.isEmpty else { continue }
             changes.append(HistoryChange(
                 type: .update, entityNumber: entityNumber(object.entity.name), objectID: object.objectID,
@@ -338,7 +353,7 @@ extension ManagedObjectContext {
     private func encode(_ object: ManagedObject, attribute name: String, plan: inout SavePlan) -> SQLValue {
         guard let attribute = object.entity.attribute(named: name) else { return .null }
         if attribute.allowsExternalBinaryDataStorage, attribute.attributeType == .binaryData {
-            return store.encodeExternalBinary(object.storage[name], writes: &plan.externalWrites)
+            return store.encodeExternalBinary(object.storage[name], writes: &plan.externalWrites, kept: &plan.externalKept)
         }
         return ValueCoding.encode(object.storage[name], as: attribute.attributeType)
     }
@@ -421,7 +436,7 @@ extension ManagedObjectContext {
                 by: HistoryAuthor(author: transactionAuthor, bundleID: Bundle.main.bundleIdentifier ?? process, contextName: name, processID: process),
                 key: key)
         }
-        return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete)
+        return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete.filter { !plan.externalKept.contains($0) })
     }
 
     // MARK: After the commit

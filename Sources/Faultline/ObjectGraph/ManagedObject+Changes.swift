@@ -130,7 +130,19 @@ extension ManagedObjectContext {
         switch value {
         case let id as ManagedObjectID: return self.object(with: id)
         case let ids as [ManagedObjectID]: return ids.map { self.object(with: $0) }
+        case let reference as ExternalBinaryDataReference: return loadExternalData(reference, forKey: key, of: object)
         default: return value
+        }
+    }
+
+    /// The bytes of an external binary data file, read now; a file that cannot be read gives
+    /// nil and a `CoreData: error:` line in the SQL log naming it and the object.
+    func loadExternalData(_ reference: ExternalBinaryDataReference, forKey key: String, of object: ManagedObject) -> Data? {
+        do {
+            return try reference.load()
+        } catch {
+            store.connection.emit(.message(category: "error", text: "\(object.objectID.uriRepresentation) \(key): \(error)"))
+            return nil
         }
     }
 }

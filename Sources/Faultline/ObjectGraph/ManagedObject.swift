@@ -71,7 +71,11 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         guard let slot = layout.slot(of: key), !layout.hasDuplicateNames else { return valueByName(key, in: context) }
         switch layout.kinds[slot] {
         case .attribute:
-            return storage[slot: slot]
+            let value = storage[slot: slot]
+            if layout.hasExternalBinary, let reference = value as? ExternalBinaryDataReference {
+                return context.loadExternalData(reference, forKey: key, of: self)
+            }
+            return value
         case .toOne:
             guard let id = storage[slot: slot] as? ManagedObjectID else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
@@ -88,6 +92,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             if relationship.isToMany { return (try? context.fireRelationshipFault(relationship, of: self)) ?? [] }
             guard let id = storage[key] as? ManagedObjectID else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
+        }
+        if let reference = storage[key] as? ExternalBinaryDataReference {
+            return context.loadExternalData(reference, forKey: key, of: self)
         }
         return storage[key]
     }

@@ -428,8 +428,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     public enum Code: Int, Sendable, Equatable {
         /// The file does not exist.
         case fileNotFound = 260
-        /// SQLite could not open it.
+        /// SQLite could not open it, or a file could not be read.
         case cannotOpen = 256
+        /// A file could not be written.
+        case cannotWrite = 512
         /// It is not a Core Data store.
         case notAStore = 259
         /// The model does not match the store (Core Data's 134100).

@@ -2,6 +2,45 @@ import FaultlineModel
 import FaultlineSQL
 import Foundation
 
+/// The bytes of a Binary attribute that Core Data keeps in a file of their own (`0x02` + the
+/// file's UUID in the column). The file is read when the value is asked for, not when the
+/// row is fetched, as Core Data does: a fetch of many large values reads none of them, and a
+/// missing file only costs its own value.
+public struct ExternalBinaryDataReference: Hashable, Sendable, CustomStringConvertible {
+    /// The file's name: a UUID in Core Data's stores.
+    public let name: String
+    /// The file, or nil when it cannot be named: an in-memory store, or a name that is not a
+    /// UUID (which could point outside the folder).
+    public let file: URL?
+
+    /// A reference to `name` in the external data folder of the store at `storeURL`.
+    public init(name: String, storeURL: URL?) {
+        self.name = name
+        if let storeURL, UUID(uuidString: name) != nil {
+            file = ValueCoding.externalDataFolder(forStoreAt: storeURL).appendingPathComponent(name)
+        } else {
+            file = nil
+        }
+    }
+
+    /// Reads the bytes.
+    ///
+    /// - Throws: ``StoreError`` naming the file (or the bad name) when it cannot be read.
+    public func load() throws -> Data {
+        guard let file else {
+            throw StoreError(.cannotOpen, "external binary data \"\(name)\" cannot be read: " + (UUID(uuidString: name) == nil ? "the name is not a UUID" : "the store has no file"))
+        }
+        do {
+            return try Data(contentsOf: file)
+        } catch {
+            throw StoreError(.cannotOpen, "cannot read external binary data: \(error.localizedDescription)", path: file.path)
+        }
+    }
+
+    /// `<external data UUID>`.
+    public var description: String { "<external data \(name)>" }
+}
+
 /// A file of external binary data that a save writes (see
 /// ``SQLiteStore/encodeExternalBinary(_:writes:)``).
 struct ExternalDataWrite {
@@ -15,8 +54,13 @@ extension SQLiteStore {
     /// The column value of a Binary attribute that allows external storage, Core Data's
     /// way: NULL, `0x01` + the bytes when they are at most ``externalBinaryDataThreshold``
     /// long, else `0x02` + the name of a new file, which is added to `writes` (the save
-    /// writes it inside its transaction; see ``writeExternalFiles(_:)``).
-    func encodeExternalBinary(_ value: Any?, writes: inout [ExternalDataWrite]) -> SQLValue {
+    /// writes it inside its transaction; see ``writeExternalFiles(_:)``). A value still
+    /// unread in its file is written back as the same reference, its name added to `kept`.
+    func encodeExternalBinary(_ value: Any?, writes: inout [ExternalDataWrite], kept: inout Set<String>) -> SQLValue {
+        if let reference = value as? ExternalBinaryDataReference {
+            kept.insert(reference.name)
+            return ValueCoding.encodeExternalBinaryReference(reference.name)
+        }
         guard case .blob(let data) = ValueCoding.encode(value, as: .binaryData) else { return .null }
         guard url != nil, data.count > externalBinaryDataThreshold else { return ValueCoding.encodeExternalBinaryInline(data) }
         let name = UUID().uuidString
@@ -45,14 +89,14 @@ extension SQLiteStore {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.cannotOpen, "cannot create the external data folder: \(error.localizedDescription)", path: folder.path)
+            throw StoreError(.cannotWrite, "cannot create the external data folder: \(error.localizedDescription)", path: folder.path)
         }
         for write in writes {
             let file = folder.appendingPathComponent(write.name)
             do {
                 try write.data.write(to: file, options: .atomic)
             } catch {
-                throw StoreError(.cannotOpen, "cannot write external binary data: \(error.localizedDescription)", path: file.path)
+                throw StoreError(.cannotWrite, "cannot write external binary data: \(error.localizedDescription)", path: file.path)
             }
         }
     }

@@ -235,7 +235,7 @@ extension SQLiteStore {
         let decoder = rowDecoder(for: entity, columns: columns)
         do {
             while try statement.step() {
-                rows.append(try decodeRow(statement, with: decoder))
+                rows.append(decodeRow(statement, with: decoder))
             }
         } catch {
             statement.reset()
@@ -295,10 +295,9 @@ extension SQLiteStore {
 
     /// Decodes the statement's current row into the slots of the row's entity, by a plan
     /// worked out once per entity: no key is hashed and no column value is boxed twice.
-    ///
-    /// - Throws: ``StoreError`` naming the file when a Binary attribute's external data file
-    ///   (`.<store>_SUPPORT/_EXTERNAL_DATA/<UUID>`) cannot be read.
-    func decodeRow(_ statement: Statement, with decoder: RowDecoder) throws -> StoreRow {
+    /// Binary data kept in an external file is not read here: the slot holds an
+    /// ``ExternalBinaryDataReference`` until the value is asked for.
+    func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
         var plan = decoder.plan
         if decoder.entity.hasSubentities {
             let number = Int(statement.int64(at: 0))
@@ -339,7 +338,7 @@ extension SQLiteStore {
                 }
                 slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
             case .externalBinary:
-                slots[slot] = try ValueCoding.decodeExternalBinary(statement.value(at: index), storeURL: url)
+                slots[slot] = ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url)
             default:
                 slots[slot] = ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType)
             }

@@ -126,6 +126,16 @@ extension SQLiteStore {
         return count?.int64 == 3
     }
 
+    /// The `Z_PRIMARYKEY` row of a history entity, added (with `Z_MAX` the table's largest
+    /// key) when a store has the tables but not the row, so keys can be reserved.
+    func ensureHistoryPrimaryKeyRow(_ number: Int, name: String, table: String) throws {
+        guard try connection.scalar("SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])?.int64 == 0 else { return }
+        let max = try connection.scalar("SELECT max(Z_PK) FROM \(table)")?.int64 ?? 0
+        try connection.execute(
+            "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
+            [.integer(Int64(number)), .text(name), 0, .integer(max)])
+    }
+
     /// Creates the history tables and their `Z_PRIMARYKEY` rows (inside the caller's transaction).
     func createHistoryTables() throws {
         for statement in PersistentHistory.createStatements(for: model) {
@@ -142,6 +152,9 @@ extension SQLiteStore {
     /// per change. Runs inside the save's transaction, after its writes.
     func recordHistory(_ changes: [HistoryChange], by author: HistoryAuthor, key: (ManagedObjectID) -> Int64) throws {
         guard !changes.isEmpty else { return }
+        for (number, name) in PersistentHistory.primaryKeyRows {
+            try ensureHistoryPrimaryKeyRow(number, name: name, table: "A" + name)
+        }
         func stringKey(_ name: String?) throws -> SQLValue {
             guard let name else { return .null }
             if let key = try connection.scalar("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?", [.text(name)]), case .integer = key {
@@ -213,8 +226,8 @@ public struct HistoryChangeRecord: Sendable {
 }
 
 extension SQLiteStore {
-    /// The last `limit` transactions of the persistent history (all when nil), oldest first,
-    /// with their changes; empty for a store without history.
+    /// The last `limit` transactions of the persistent history (all when nil or negative,
+    /// none when 0), oldest first, with their changes; empty for a store without history.
     ///
     /// ```swift
     /// for t in try store.historyTransactions(last: 5) { print(t.number, t.author ?? "", t.changes.count) }
@@ -241,8 +254,16 @@ extension SQLiteStore {
                 author: string(row[2]), bundleID: string(row[3]), contextName: string(row[4]), processID: string(row[5]), changes: []))
         }
         guard let first = transactions.first?.number else { return [] }
-        let tombstoneColumns = try connection.columns(ofTable: "ACHANGE").map(\.name).filter { $0.hasPrefix("ZTOMBSTONE") }
-            .sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
+        // Only `ZTOMBSTONE<digits>`: the names come from the file, and go into the SQL text.
+        func tombstoneNumber(_ name: String) -> Int? {
+            guard name.hasPrefix("ZTOMBSTONE") else { return nil }
+            let digits = name.dropFirst(10)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(digits)
+        }
+        let tombstoneColumns: [String] = try connection.columns(ofTable: "ACHANGE").map(\.name)
+            .compactMap { name -> (String, Int)? in tombstoneNumber(name).map { (name, $0) } }
+            .sorted { $0.1 < $1.1 }.map(\.0)
         let changeRows = try connection.query(
             "SELECT ZTRANSACTIONID, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS\(tombstoneColumns.map { ", " + $0 }.joined()) FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK",
             [.integer(first)])

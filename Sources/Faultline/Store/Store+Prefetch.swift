@@ -83,7 +83,7 @@ extension SQLiteStore {
             let decoder = rowDecoder(for: destination, columns: columns)
             do {
                 while try statement.step() {
-                    let row = try decodeRow(statement, with: decoder)
+                    let row = decodeRow(statement, with: decoder)
                     if ownerColumn {
                         result.append((statement.int64(at: ownerIndex), row))
                     } else if let key = owner(row) {

@@ -22,27 +22,31 @@ extension ValueCoding {
 
     /// Decodes the column of a Binary attribute with "Allows External Storage": `0x01` +
     /// the bytes, or `0x02` + an ASCII UUID naming a file under
-    /// ``externalDataFolder(forStoreAt:)``. Other contents are returned as they are.
+    /// ``externalDataFolder(forStoreAt:)``, which is read. Other contents are returned as they are.
     ///
-    /// - Throws: ``StoreError`` naming the file when an external file cannot be read.
+    /// - Throws: ``StoreError`` when the name is not a UUID (it could point outside the
+    ///   folder) or the file cannot be read, naming the file.
     public static func decodeExternalBinary(_ value: SQLValue, storeURL: URL?) throws -> Data? {
+        switch externalBinaryValue(value, storeURL: storeURL) {
+        case let reference as ExternalBinaryDataReference: return try reference.load()
+        case let data as Data: return data
+        default: return nil
+        }
+    }
+
+    /// The value of a Binary attribute with "Allows External Storage" without reading any
+    /// file: the bytes behind `0x01` (or the column as it is, without a marker), or an
+    /// ``ExternalBinaryDataReference`` for `0x02` + a name, whose file is read when the
+    /// value is asked for (as Core Data does).
+    public static func externalBinaryValue(_ value: SQLValue, storeURL: URL?) -> Any? {
         guard case .blob(let data) = value else { return decode(value, as: .binaryData) as? Data }
         guard let first = data.first, let marker = ExternalMarker(rawValue: first) else { return data }
-        let payload = Data(data.dropFirst())
         switch marker {
         case .inline:
-            return payload
+            return Data(data.dropFirst())
         case .external:
-            let name = String(decoding: payload.prefix { $0 != 0 }, as: UTF8.self)
-            guard let storeURL else {
-                throw StoreError(.cannotOpen, "external binary data \(name) cannot be read from an in-memory store")
-            }
-            let file = externalDataFolder(forStoreAt: storeURL).appendingPathComponent(name)
-            do {
-                return try Data(contentsOf: file)
-            } catch {
-                throw StoreError(.cannotOpen, "cannot read external binary data: \(error.localizedDescription)", path: file.path)
-            }
+            let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+            return ExternalBinaryDataReference(name: name, storeURL: storeURL)
         }
     }
 
@@ -60,7 +64,8 @@ extension ValueCoding {
     }
 
     /// The file a column of a Binary attribute with "Allows External Storage" names (`0x02` +
-    /// an ASCII UUID), or nil when its bytes are inline or it is NULL.
+    /// an ASCII UUID), or nil when its bytes are inline, it is NULL, or the name is not a
+    /// UUID (such a name is never used as a path, so its file is never removed).
     public static func externalReferenceName(_ value: SQLValue) -> String? {
         guard case .blob(let data) = value, data.first == ExternalMarker.external.rawValue else { return nil }
         let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
