@@ -105,7 +105,8 @@ import Testing
     @Test func aTransientChangeRecordsNothingAndAMissingKeyRowIsAdded() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (context, store) = try Self.open(folder.appendingPathComponent("Notes.sqlite"), history: true)
+        let url = folder.appendingPathComponent("Notes.sqlite")
+        let (context, store) = try Self.open(url, history: true)
         let note = try context.insertObject(entityName: "Note")
         try context.save()
         try note.setValue("scratch", forKey: "draft")
@@ -114,8 +115,9 @@ import Testing
 
         // A store whose Z_PRIMARYKEY lacks the history rows gets them, from the tables' keys.
         try store.connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000")
-        try note.setValue("Title", forKey: "title")
-        try context.save()
+        let (reopened, _) = try Self.open(url)
+        try reopened.object(with: note.objectID).setValue("Title", forKey: "title")
+        try reopened.save()
         let rows = try store.connection.query("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000 ORDER BY Z_ENT").map(\.values)
         #expect(rows == [[16001, 2], [16002, 2], [16003, 1]])
     }

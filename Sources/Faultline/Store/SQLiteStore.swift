@@ -45,6 +45,8 @@ public final class SQLiteStore {
     /// Whether the store has Core Data's persistent history tables, so that every save
     /// records a transaction in them (see ``PersistentHistory``).
     public private(set) var tracksPersistentHistory = false
+    /// Whether the history entities' `Z_PRIMARYKEY` rows were checked (see `recordHistory`).
+    var historyKeyRowsChecked = false
     /// The connection all statements go through.
     public let connection: Connection
     /// The model of the store's objects.

@@ -152,11 +152,24 @@ extension SQLiteStore {
     /// per change. Runs inside the save's transaction, after its writes.
     func recordHistory(_ changes: [HistoryChange], by author: HistoryAuthor, key: (ManagedObjectID) -> Int64) throws {
         guard !changes.isEmpty else { return }
-        for (number, name) in PersistentHistory.primaryKeyRows {
-            try ensureHistoryPrimaryKeyRow(number, name: name, table: "A" + name)
+        if !historyKeyRowsChecked {
+            // Bookkeeping, once per store: not Core Data's SQL, so not in the log.
+            try connection.untraced {
+                for (number, name) in PersistentHistory.primaryKeyRows {
+                    try ensureHistoryPrimaryKeyRow(number, name: name, table: "A" + name)
+                }
+            }
+            historyKeyRowsChecked = true
         }
+        var interned: [String: SQLValue] = [:]
         func stringKey(_ name: String?) throws -> SQLValue {
             guard let name else { return .null }
+            if let key = interned[name] { return key }
+            let key = try lookUpOrAddString(name)
+            interned[name] = key
+            return key
+        }
+        func lookUpOrAddString(_ name: String) throws -> SQLValue {
             if let key = try connection.scalar("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?", [.text(name)]), case .integer = key {
                 return key
             }
