@@ -122,6 +122,25 @@ import Testing
         #expect(rows == [[16001, 2], [16002, 2], [16003, 1]])
     }
 
+    @Test func theStoresOwnTombstoneColumnsAreWritten() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Notes.sqlite")
+        // A store made under a model version that preserved one attribute fewer.
+        do {
+            let (context, store) = try Self.open(url, history: true)
+            let note = try context.insertObject(entityName: "Note")
+            try note.setValue("A1B2", forKey: "uuid")
+            try context.save()
+            try store.connection.execute("ALTER TABLE ACHANGE DROP COLUMN ZTOMBSTONE1")
+        }
+        let (context, store) = try Self.open(url)
+        let notes = try context.fetch(FetchRequest(entityName: "Note"))
+        for note in notes { context.delete(note) }
+        try context.save()
+        #expect(try store.connection.query("SELECT ZTOMBSTONE0 FROM ACHANGE WHERE ZCHANGETYPE = 2").map(\.values) == [["A1B2"]])
+    }
+
     @Test func aStoreWithHistoryKeepsRecordingAndTheOptionAddsTheTablesOnlyWhenWriting() throws {
         let folder = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -45,8 +45,9 @@ public final class SQLiteStore {
     /// Whether the store has Core Data's persistent history tables, so that every save
     /// records a transaction in them (see ``PersistentHistory``).
     public private(set) var tracksPersistentHistory = false
-    /// Whether the history entities' `Z_PRIMARYKEY` rows were checked (see `recordHistory`).
-    var historyKeyRowsChecked = false
+    /// The store's `ACHANGE` tombstone columns, read (and the history entities'
+    /// `Z_PRIMARYKEY` rows checked) by the first save that records history.
+    var historyTombstoneColumnsCache: [String]?
     /// The connection all statements go through.
     public let connection: Connection
     /// The model of the store's objects.
@@ -387,9 +388,7 @@ public final class SQLiteStore {
             }
             if persistentHistoryTracking { try createHistoryTables() }
             for entity in mapping.entities.values.sorted(by: { $0.entityNumber < $1.entityNumber }) {
-                try connection.execute(
-                    "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
-                    [.integer(Int64(entity.entityNumber)), .text(entity.name), .integer(Int64(entity.superNumber)), 0])
+                try insertPrimaryKeyRow(entity.entityNumber, name: entity.name, superNumber: entity.superNumber, max: 0)
             }
             let plist = StoreMetadata.initialMetadata(for: model)
             let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)

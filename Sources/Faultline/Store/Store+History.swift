@@ -131,9 +131,22 @@ extension SQLiteStore {
     func ensureHistoryPrimaryKeyRow(_ number: Int, name: String, table: String) throws {
         guard try connection.scalar("SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])?.int64 == 0 else { return }
         let max = try connection.scalar("SELECT max(Z_PK) FROM \(table)")?.int64 ?? 0
-        try connection.execute(
-            "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
-            [.integer(Int64(number)), .text(name), 0, .integer(max)])
+        try insertPrimaryKeyRow(number, name: name, superNumber: 0, max: max)
+    }
+
+    /// The store's `ZTOMBSTONE<n>` columns of `ACHANGE`, in order: the ones the file has (a
+    /// store made under another model version may have fewer or more than this model
+    /// needs). Only names of that exact form are taken: they go into SQL text.
+    func historyTombstoneColumns() throws -> [String] {
+        func tombstoneNumber(_ name: String) -> Int? {
+            guard name.hasPrefix("ZTOMBSTONE") else { return nil }
+            let digits = name.dropFirst(10)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(digits)
+        }
+        return try connection.columns(ofTable: "ACHANGE").map(\.name)
+            .compactMap { name -> (String, Int)? in tombstoneNumber(name).map { (name, $0) } }
+            .sorted { $0.1 < $1.1 }.map(\.0)
     }
 
     /// Creates the history tables and their `Z_PRIMARYKEY` rows (inside the caller's transaction).
@@ -142,9 +155,7 @@ extension SQLiteStore {
             try connection.executeScript(statement)
         }
         for (number, name) in PersistentHistory.primaryKeyRows {
-            try connection.execute(
-                "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
-                [.integer(Int64(number)), .text(name), 0, 0])
+            try insertPrimaryKeyRow(number, name: name, superNumber: 0, max: 0)
         }
     }
 
@@ -152,14 +163,18 @@ extension SQLiteStore {
     /// per change. Runs inside the save's transaction, after its writes.
     func recordHistory(_ changes: [HistoryChange], by author: HistoryAuthor, key: (ManagedObjectID) -> Int64) throws {
         guard !changes.isEmpty else { return }
-        if !historyKeyRowsChecked {
+        let tombstoneColumns: [String]
+        if let known = historyTombstoneColumnsCache {
+            tombstoneColumns = known
+        } else {
             // Bookkeeping, once per store: not Core Data's SQL, so not in the log.
-            try connection.untraced {
+            tombstoneColumns = try connection.untraced {
                 for (number, name) in PersistentHistory.primaryKeyRows {
                     try ensureHistoryPrimaryKeyRow(number, name: name, table: "A" + name)
                 }
+                return try historyTombstoneColumns()
             }
-            historyKeyRowsChecked = true
+            historyTombstoneColumnsCache = tombstoneColumns
         }
         var interned: [String: SQLValue] = [:]
         func stringKey(_ name: String?) throws -> SQLValue {
@@ -187,18 +202,16 @@ extension SQLiteStore {
             [.integer(transaction), .integer(Int64(PersistentHistory.transactionEntity)), .null, authorKey, bundleKey, contextKey, processKey,
              .real(Date().timeIntervalSinceReferenceDate)])
         let first = try reservePrimaryKeys(entityNumber: PersistentHistory.changeEntity, label: "CHANGE", count: changes.count)
-        let tombstoneCount = PersistentHistory.tombstoneCount(for: model)
-        let tombstoneColumns = (0..<tombstoneCount).map { ", ZTOMBSTONE\($0)" }.joined()
-        let placeholders = String(repeating: ", ?", count: tombstoneCount)
         let statement = try connection.cachedStatement(
-            "INSERT INTO ACHANGE(Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?\(placeholders))")
+            "INSERT INTO ACHANGE(Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns.map { ", " + $0 }.joined()))"
+                + " VALUES(?, ?, ?, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: tombstoneColumns.count)))")
         for (offset, change) in changes.enumerated() {
             var values: [SQLValue] = [
                 .integer(first + Int64(offset)), .integer(Int64(PersistentHistory.changeEntity)), .null,
                 .integer(Int64(change.type.rawValue)), .integer(Int64(change.entityNumber)), .integer(key(change.objectID)),
                 .integer(transaction), change.columns.map(SQLValue.blob) ?? .null,
             ]
-            for i in 0..<tombstoneCount { values.append(i < change.tombstones.count ? change.tombstones[i] : .null) }
+            for i in tombstoneColumns.indices { values.append(i < change.tombstones.count ? change.tombstones[i] : .null) }
             try statement.bind(values)
             try statement.run()
         }
@@ -267,16 +280,7 @@ extension SQLiteStore {
                 author: string(row[2]), bundleID: string(row[3]), contextName: string(row[4]), processID: string(row[5]), changes: []))
         }
         guard let first = transactions.first?.number else { return [] }
-        // Only `ZTOMBSTONE<digits>`: the names come from the file, and go into the SQL text.
-        func tombstoneNumber(_ name: String) -> Int? {
-            guard name.hasPrefix("ZTOMBSTONE") else { return nil }
-            let digits = name.dropFirst(10)
-            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            return Int(digits)
-        }
-        let tombstoneColumns: [String] = try connection.columns(ofTable: "ACHANGE").map(\.name)
-            .compactMap { name -> (String, Int)? in tombstoneNumber(name).map { (name, $0) } }
-            .sorted { $0.1 < $1.1 }.map(\.0)
+        let tombstoneColumns = try historyTombstoneColumns()
         let changeRows = try connection.query(
             "SELECT ZTRANSACTIONID, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS\(tombstoneColumns.map { ", " + $0 }.joined()) FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK",
             [.integer(first)])

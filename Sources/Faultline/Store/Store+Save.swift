@@ -35,6 +35,14 @@ extension SQLiteStore {
         return try reservePrimaryKeys(entityNumber: number, label: root, count: count)
     }
 
+    /// `INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)`: an
+    /// entity's row, as Core Data writes it when it creates a store.
+    func insertPrimaryKeyRow(_ number: Int, name: String, superNumber: Int, max: Int64) throws {
+        try connection.execute(
+            "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
+            [.integer(Int64(number)), .text(name), .integer(Int64(superNumber)), .integer(max)])
+    }
+
     /// ``reservePrimaryKeys(root:count:)`` by entity number (also for the history entities,
     /// 16001–16003); `label` names the entity in errors.
     func reservePrimaryKeys(entityNumber number: Int, label root: String, count: Int) throws -> Int64 {
