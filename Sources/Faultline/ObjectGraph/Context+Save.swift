@@ -332,13 +332,10 @@ extension ManagedObjectContext {
             changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
         }
         for object in plan.changed where !object.isInserted && !object.isDeleted {
-            // Persistent properties only: a transient change writes nothing.
-            let persistent = Set(PersistentHistory.columnBitProperties(of: object.entity))
-            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys).intersection(persistent)
-            guard !changed.isEmpty else { continue }
+            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys)
+            guard let bits = PersistentHistory.columnBits(changed: changed, of: object.entity) else { continue }
             changes.append(HistoryChange(
-                type: .update, entityNumber: entityNumber(object.entity.name), objectID: object.objectID,
-                columns: PersistentHistory.columnBits(changed: changed, of: object.entity), tombstones: []))
+                type: .update, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: bits, tombstones: []))
         }
         for object in plan.deletes {
             let preserved = PersistentHistory.tombstoneAttributes(of: object.entity)

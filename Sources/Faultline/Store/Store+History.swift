@@ -73,14 +73,17 @@ public enum PersistentHistory {
         (entity.attributes.filter { !$0.isTransient }.map(\.name) + entity.relationships.filter { !$0.isTransient }.map(\.name)).sorted()
     }
 
-    /// `ZCOLUMNS` for an update of `changed` properties of an entity.
-    public static func columnBits(changed: Set<String>, of entity: EntityDescription) -> Data {
+    /// `ZCOLUMNS` for an update of `changed` properties of an entity; nil when none of them
+    /// is persistent (a transient change writes nothing).
+    public static func columnBits(changed: Set<String>, of entity: EntityDescription) -> Data? {
         let properties = columnBitProperties(of: entity)
         var bytes = [UInt8](repeating: 0, count: (properties.count + 7) / 8)
+        var any = false
         for (i, name) in properties.enumerated() where changed.contains(name) {
             bytes[i / 8] |= 1 << UInt8(i % 8)
+            any = true
         }
-        return Data(bytes)
+        return any ? Data(bytes) : nil
     }
 
     /// The property names an update's `ZCOLUMNS` names, by ``columnBits(changed:of:)``'s

@@ -45,9 +45,13 @@ extension ValueCoding {
         case .inline:
             return Data(data.dropFirst())
         case .external:
-            let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
-            return ExternalBinaryDataReference(name: name, storeURL: storeURL)
+            return ExternalBinaryDataReference(name: externalName(data), storeURL: storeURL)
         }
+    }
+
+    /// The name after the `0x02` marker of a column's bytes (up to a NUL, if any).
+    private static func externalName(_ column: Data) -> String {
+        String(decoding: column.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
     }
 
     /// Encodes bytes for a Binary attribute with "Allows External Storage", kept inline
@@ -68,7 +72,7 @@ extension ValueCoding {
     /// UUID (such a name is never used as a path, so its file is never removed).
     public static func externalReferenceName(_ value: SQLValue) -> String? {
         guard case .blob(let data) = value, data.first == ExternalMarker.external.rawValue else { return nil }
-        let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+        let name = externalName(data)
         // A name is a UUID: never a path that could leave the folder.
         return UUID(uuidString: name) != nil ? name : nil
     }
