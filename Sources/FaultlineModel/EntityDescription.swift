@@ -287,7 +287,7 @@ public final class PropertyLayout: Sendable {
         self.kinds = kinds
         self.identifierSlots = identifierSlots
         self.hasDuplicateNames = index.count < names.count
-        self.hasExternalBinary = attributes.contains { $0.attributeType == .binaryData && $0.allowsExternalBinaryDataStorage }
+        self.hasExternalBinary = attributes.contains(where: \.usesExternalBinaryStorage)
         self.index = index
     }
 

@@ -76,6 +76,9 @@ public struct AttributeDescription: Sendable, Hashable {
         get { box.fields.allowsExternalBinaryDataStorage }
         set { update { $0.allowsExternalBinaryDataStorage = newValue } }
     }
+    /// Whether the store may keep the value in a file of its own: a Binary attribute that
+    /// allows external storage (the flag means nothing on other types).
+    public var usesExternalBinaryStorage: Bool { attributeType == .binaryData && allowsExternalBinaryDataStorage }
     /// The value transformer name of a Transformable attribute (`""` = default).
     public var valueTransformerName: String? {
         get { box.fields.valueTransformerName }

@@ -349,7 +349,7 @@ extension ManagedObjectContext {
 
     private func encode(_ object: ManagedObject, attribute name: String, plan: inout SavePlan) -> SQLValue {
         guard let attribute = object.entity.attribute(named: name) else { return .null }
-        if attribute.allowsExternalBinaryDataStorage, attribute.attributeType == .binaryData {
+        if attribute.usesExternalBinaryStorage {
             return store.encodeExternalBinary(object.storage[name], writes: &plan.externalWrites, kept: &plan.externalKept)
         }
         return ValueCoding.encode(object.storage[name], as: attribute.attributeType)

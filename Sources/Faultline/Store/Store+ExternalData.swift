@@ -117,7 +117,7 @@ extension SQLiteStore {
         if let cached = externalColumnsCache[entity.name] { return cached }
         var columns: [String: String] = [:]
         if let entityMapping = mapping.entity(entity.name) {
-            for attribute in entity.attributes where attribute.attributeType == .binaryData && attribute.allowsExternalBinaryDataStorage {
+            for attribute in entity.attributes where attribute.usesExternalBinaryStorage {
                 if let column = entityMapping.attributeColumns[attribute.name] { columns[attribute.name] = column }
             }
         }

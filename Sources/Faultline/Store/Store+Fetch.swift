@@ -364,8 +364,7 @@ extension SQLiteStore {
             switch column.target {
             case .attribute(let attribute):
                 guard let slot = layout.slot(of: attribute.name), layout.kinds[slot] == .attribute else { continue }
-                let external = attribute.attributeType == .binaryData && attribute.allowsExternalBinaryDataStorage
-                steps.append(.init(column: i + 3, slot: slot, kind: external ? .externalBinary : .init(attribute.attributeType)))
+                steps.append(.init(column: i + 3, slot: slot, kind: attribute.usesExternalBinaryStorage ? .externalBinary : .init(attribute.attributeType)))
             case .toOne(let relationship, let isEntityColumn):
                 guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
                     let declared = rowEntity.relationship(named: relationship.name)
