@@ -280,7 +280,9 @@ extension ManagedObjectContext {
                 case .attribute(_, let name):
                     guard changed(name) else { continue }
                     values.append(.value(encode(object, attribute: name, plan: &plan)))
-                    if let external = store.externalBinaryColumns(for: object.entity)[name] { replacedExternal.append(external) }
+                    if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[name] != nil {
+                        replacedExternal.append(column.name)
+                    }
                 case .foreignKey(_, let name):
                     guard changed(name) else { continue }
                     values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
