@@ -65,13 +65,26 @@ import Testing
         try item.removeObject(red, fromRelationship: "tags")
         sql.clear()
         try context.save()
-        #expect(sql.sql == ["BEGIN EXCLUSIVE", "DELETE FROM Z_6TAGS WHERE Z_6ITEMS = ? AND Z_10TAGS = ?", "COMMIT"])
-        #expect(sql.arguments[1] == [1, 1])
+        // Both sides changed: both rows are version-checked, then the join row goes.
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZTAG SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "DELETE FROM Z_6TAGS WHERE Z_6ITEMS = ? AND Z_10TAGS = ?",
+            "COMMIT",
+        ])
+        #expect(sql.arguments[1] == [2, 1, 1] && sql.arguments[2] == [2, 1, 1] && sql.arguments[3] == [1, 1])
         // Deleting an object removes its join rows.
         context.delete(blue)
         sql.clear()
         try context.save()
-        #expect(sql.sql == ["BEGIN EXCLUSIVE", "DELETE FROM ZTAG WHERE Z_PK = ? AND Z_OPT = ?", "DELETE FROM Z_6TAGS WHERE Z_6ITEMS = ? AND Z_10TAGS = ?", "COMMIT"])
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "DELETE FROM ZTAG WHERE Z_PK = ? AND Z_OPT = ?",
+            "DELETE FROM Z_6TAGS WHERE Z_6ITEMS = ? AND Z_10TAGS = ?",
+            "COMMIT",
+        ])
         #expect(try store.connection.scalar("SELECT COUNT(*) FROM Z_6TAGS") == 0)
     }
 
@@ -93,6 +106,7 @@ import Testing
             "BEGIN EXCLUSIVE",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZFOLDER SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "COMMIT",
         ])
         context.delete(folder)
@@ -124,8 +138,34 @@ import Testing
         try note.removeObject(file, fromRelationship: "files")
         sql.clear()
         try context.save()
-        #expect(sql.sql == ["BEGIN EXCLUSIVE", "UPDATE ZFILE SET Z7FILES = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
+        #expect(sql.sql == [
+            "BEGIN EXCLUSIVE",
+            "UPDATE ZFILE SET Z7FILES = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZNOTE SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "COMMIT",
+        ])
         #expect(sql.arguments[1] == [nil, 2, 1, 1])
+    }
+
+    @Test func aToOneWithoutInverseNeverPointsAtARowThatIsGone() throws {
+        // Nothing version-checks the destination of a to-one without inverse (it does not
+        // change), so the save checks that its row still exists.
+        let (context, store, sql) = try Self.open()
+        let dog = try context.insertObject(entityName: "Dog")
+        try context.save()
+        try store.connection.execute("DELETE FROM ZANIMAL")  // another writer
+        let owner = try context.insertObject(entityName: "Owner")
+        try owner.setValue(dog, forKey: "pet")
+        sql.clear()
+        do {
+            try context.save()
+            Issue.record("the missing row was not noticed")
+        } catch let error as MergeConflictError {
+            #expect(error.conflicts == [MergeConflict(objectID: dog.objectID, objectVersion: 1, storeVersion: nil)])
+        }
+        #expect(sql.sql.contains("SELECT Z_PK FROM ZANIMAL WHERE Z_PK = ?"))
+        #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZOWNER") == 0)
+        #expect(context.hasChanges)
     }
 
     @Test func validationReportsEveryFailureAndWritesNothing() throws {

@@ -129,13 +129,19 @@ import Testing
         sql.clear()
         try context.save()
         #expect(sql.sql == [
+            // The garage is still a fault: the save reads its version.
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?",
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
             "INSERT INTO ZINVENTORY(Z_PK, Z_ENT, Z_OPT, ZCOUNT, ZASSET, ZLOCATION, ZDATE) VALUES(?, ?, ?, ?, ?, ?, ?)",
+            // Both sides of each new relationship changed, so both rows are version-checked.
+            "UPDATE ZASSET SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZLOCATION SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "COMMIT",
         ])
-        #expect(sql.arguments[3] == [9, 2, 1, 3, 4, 2, .real(820_000_000)])
+        #expect(sql.arguments[4] == [9, 2, 1, 3, 4, 2, .real(820_000_000)])
+        #expect(sql.arguments[5] == [2, 4, 1] && sql.arguments[6] == [2, 2, 1])
         #expect(inventory.objectID.primaryKey == 9)
         // The garage's to-many, never fired, now loads from the store with the new row.
         #expect((garage.value(forKey: "inventories") as? [ManagedObject])?.map(\.objectID.primaryKey) == [4, 5, 9])
@@ -163,8 +169,18 @@ import Testing
         try inventory.setValue(bicycle, forKey: "asset")
         sql.clear()
         try context.save()
-        #expect(sql.sql == ["BEGIN EXCLUSIVE", "UPDATE ZINVENTORY SET ZASSET = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
-        #expect(sql.arguments[1] == [3, 2, 1, 1])
+        // Both assets' to-manys changed: their rows are version-checked too.
+        #expect(sql.sql == [
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK = ?",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK = ?",
+            "BEGIN EXCLUSIVE",
+            "UPDATE ZASSET SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZASSET SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZINVENTORY SET ZASSET = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "COMMIT",
+        ])
+        #expect(sql.arguments[3] == [2, 1, 1] && sql.arguments[4] == [2, 3, 1])
+        #expect(sql.arguments[5] == [3, 2, 1, 1])
     }
 
     @Test func deleteCascadesAndNullifies() throws {
@@ -177,14 +193,19 @@ import Testing
         #expect(context.deletedObjects.map(\.objectID.primaryKey).sorted() == [1, 1, 6])  // the mug and inventories 1 and 6
         sql.clear()
         try context.save()
+        // The locations lose an inventory each (nullified inverse): version-checked.
         #expect(sql.sql == [
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?",
             "BEGIN EXCLUSIVE",
+            "UPDATE ZLOCATION SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZLOCATION SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "DELETE FROM ZASSET WHERE Z_PK = ? AND Z_OPT = ?",
             "DELETE FROM ZINVENTORY WHERE Z_PK = ? AND Z_OPT = ?",
             "DELETE FROM ZINVENTORY WHERE Z_PK = ? AND Z_OPT = ?",
             "COMMIT",
         ])
-        #expect(sql.arguments[1] == [1, 1] && sql.arguments[2] == [1, 1] && sql.arguments[3] == [6, 1])
+        #expect(sql.arguments[5] == [1, 1] && sql.arguments[6] == [1, 1] && sql.arguments[7] == [6, 1])
         #expect((basement.value(forKey: "inventories") as? [ManagedObject])?.map(\.objectID.primaryKey) == [2, 3])
         let raw = try Connection(path: url.path, mode: .readWrite)
         #expect(try raw.scalar("SELECT COUNT(*) FROM ZINVENTORY") == 6)
@@ -376,6 +397,50 @@ import Testing
         try b.save()
         a.delete(mine)
         #expect(throws: MergeConflictError.self) { try a.save() }
+    }
+
+    @Test(arguments: [MergePolicy.error, .rollback, .overwrite, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump])
+    func anInsertRelatedToARowDeletedElsewhereConflictsUnderEveryPolicy(policy: MergePolicy) throws {
+        // A relates a new Inventory to Garage; B deletes Garage (cascading to its inventories)
+        // and saves. A's save version-checks Garage (its to-many changed) and must not leave a
+        // row whose ZLOCATION names a location that is gone.
+        let (url, a, b, sql) = try Self.twoContexts()
+        a.mergePolicy = policy
+        let garage = try Self.location(a)
+        let inventory = try a.insertObject(entityName: "Inventory")
+        try inventory.setValue(1, forKey: "count")
+        try inventory.setValue(garage, forKey: "location")
+        b.delete(try Self.location(b))
+        try b.save()
+        sql.clear()
+        do {
+            try a.save()
+            Issue.record("the deleted location was not noticed")
+        } catch let error as MergeConflictError {
+            #expect(error.conflicts == [MergeConflict(objectID: garage.objectID, objectVersion: 1, storeVersion: nil)])
+        }
+        #expect(sql.sql.contains("UPDATE ZLOCATION SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?"))
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZINVENTORY WHERE ZLOCATION IS NOT NULL AND ZLOCATION NOT IN (SELECT Z_PK FROM ZLOCATION)") == 0)
+        #expect(a.hasChanges && inventory.objectID.isTemporaryID)
+    }
+
+    @Test func aFaultWhoseToManyChangedIsFiredAndVersionChecked() throws {
+        let (url, a, b, sql) = try Self.twoContexts()
+        let theirs = try Self.location(b)
+        let id = ManagedObjectID(entityName: "Location", storeIdentifier: a.coordinator.store.identifier, primaryKey: 1)
+        let garage = a.object(with: id)
+        #expect(garage.isFault)
+        let inventory = try a.insertObject(entityName: "Inventory")
+        try inventory.setValue(garage, forKey: "location")
+        sql.clear()
+        try a.save()
+        #expect(sql.sql.contains("UPDATE ZLOCATION SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?"))
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        #expect(try raw.scalar("SELECT Z_OPT FROM ZLOCATION WHERE Z_PK = 1") == 2)
+        // The version moved: B, which read Garage before, now conflicts on it.
+        try theirs.setValue("Shed", forKey: "label")
+        #expect(throws: MergeConflictError.self) { try b.save() }
     }
 
     @Test func aBusyDatabaseFailsAfterTheTimeoutAndTheSaveCanBeRetried() throws {

@@ -50,6 +50,9 @@ struct SavePlan {
     var externalKept: Set<String> = []
     /// The changes recorded in the persistent history, when the store keeps one.
     var history: [HistoryChange] = []
+    /// Stored objects that new or changed rows point at through a to-one without inverse:
+    /// nothing else version-checks them, so the save checks that their rows still exist.
+    var referencedRows: [ManagedObjectID] = []
 }
 
 /// What a committed save leaves to do: the keys of new objects and the external data files
@@ -118,9 +121,15 @@ extension ManagedObjectContext {
         var attempts = 0
         while true {
             attempts += 1
-            let plan = try makeSavePlan(overwrite: overwrite)
-            _ = store.triggerReports.drain()
+            let plan: SavePlan
             let outcome: SaveOutcome
+            do {
+                plan = try makeSavePlan(overwrite: overwrite)
+            } catch let found as ConflictsFound {
+                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                continue
+            }
+            _ = store.triggerReports.drain()
             do {
                 outcome = try store.connection.transaction(.exclusive) { try execute(plan) }
             } catch {
@@ -258,12 +267,17 @@ extension ManagedObjectContext {
         for (key, object) in extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
             candidates.append(object)
         }
-        // A fault changed only in a to-many (kept on the other side) needs no row update and
-        // is not fired; one that gets a position or hidden key needs its version.
-        for object in candidates where object.isFault && extra[ObjectIdentifier(object)] != nil {
-            try fireFault(object)
+        // Every stored object the save changes is version-checked, even when only a to-many
+        // changed (an inverse kept on the other side): its row gets `UPDATE … SET Z_OPT = ?
+        // WHERE Z_PK = ? AND Z_OPT = ?`, as in Core Data, so a row another writer changed or
+        // deleted meanwhile is a conflict and no new row can point at a row that is gone. A
+        // fault is fired for the version it was read at.
+        var gone: [ManagedObjectID] = []
+        for object in candidates where object.isFault {
+            if !(try fireFaultIfRowExists(object)) { gone.append(object.objectID) }
         }
-        candidates.removeAll { $0.isFault }
+        if !gone.isEmpty { throw ConflictsFound(objectIDs: gone) }
+        candidates.removeAll { $0.isFault || $0.isDeleted }
         candidates.sort { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
         for object in candidates {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
@@ -295,9 +309,10 @@ extension ManagedObjectContext {
                 }
                 columns.append(column.name)
             }
-            if !columns.isEmpty { plan.updates.append(.init(object: object, table: table, columns: columns, values: values)) }
+            plan.updates.append(.init(object: object, table: table, columns: columns, values: values))
             if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
         }
+        plan.referencedRows = rowsReferencedWithoutInverse(plan)
         if store.tracksPersistentHistory { plan.history = historyChanges(plan) }
         for object in plan.deletes {
             let external = store.externalBinaryColumns(for: object.entity)
@@ -323,6 +338,24 @@ extension ManagedObjectContext {
             }
         }
         return plan
+    }
+
+    /// Stored destinations of to-one relationships without inverse that the plan's inserts
+    /// and updates write (an inverse would make the destination an updated, version-checked
+    /// object). Sorted, each once.
+    private func rowsReferencedWithoutInverse(_ plan: SavePlan) -> [ManagedObjectID] {
+        let checked = Set(plan.updates.map(\.object.objectID))
+        var result: Set<ManagedObjectID> = []
+        func collect(_ object: ManagedObject, onlyChanged: Bool) {
+            for relationship in object.entity.relationships where relationship.isToOne && !relationship.isTransient && model.inverse(of: relationship) == nil {
+                if onlyChanged, !object.storage.differs(from: object.committed, at: relationship.name) { continue }
+                guard let id = object.storage[relationship.name] as? ManagedObjectID, !id.isTemporaryID, !checked.contains(id) else { continue }
+                result.insert(id)
+            }
+        }
+        for insert in plan.inserts { collect(insert.object, onlyChanged: false) }
+        for update in plan.updates { collect(update.object, onlyChanged: true) }
+        return result.sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
     }
 
     /// The persistent history of a plan: an insert per new object, an update per changed
@@ -415,6 +448,10 @@ extension ManagedObjectContext {
             if !(try store.deleteRow(table: table, primaryKey: object.objectID.primaryKey, version: object.version)) {
                 conflicts.append(object)
             }
+        }
+        for id in plan.referencedRows {
+            guard let table = store.mapping.entity(id.entityName)?.table else { continue }
+            if !(try store.rowExists(table: table, primaryKey: id.primaryKey)) { conflicts.append(self.object(with: id)) }
         }
         if !conflicts.isEmpty { throw ConflictsFound(objectIDs: conflicts.map(\.objectID)) }
         for (join, row) in plan.joinDeletes {
@@ -533,9 +570,16 @@ extension ManagedObjectContext {
         if mergePolicy == .error || lastAttempt {
             throw MergeConflictError(conflicts: rows.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.version, storeVersion: $0.1?.version) })
         }
+        // A row deleted by another writer cannot be written whatever the policy; its object
+        // is dropped, unless other changes of this save point at it (a new object related to
+        // it): writing those would leave a foreign key naming a row that is gone, so the save
+        // fails with the conflict instead.
+        let referenced = rows.filter { $0.1 == nil && isReferencedByPendingChanges($0.0) }
+        if !referenced.isEmpty {
+            throw MergeConflictError(conflicts: referenced.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.version, storeVersion: nil) })
+        }
         for (object, row) in rows {
             guard let row else {
-                // The row is gone: whatever the policy, the object cannot be written.
                 forget(object)
                 continue
             }
@@ -571,6 +615,24 @@ extension ManagedObjectContext {
                 object.version = row.version
             }
         }
+    }
+
+    /// Whether a changed object other than `target` relates to it in a value the save writes
+    /// (a to-one, a to-many, or a pending to-many addition).
+    private func isReferencedByPendingChanges(_ target: ManagedObject) -> Bool {
+        let id = target.objectID
+        for object in touched.values where object !== target && !object.isDeleted {
+            for relationship in object.entity.relationships where !relationship.isTransient {
+                if object.pendingToMany[relationship.name]?.added.contains(id) == true { return true }
+                guard !object.isFault, object.storage.differs(from: object.committed, at: relationship.name) || object.isInserted else { continue }
+                switch object.storage[relationship.name] {
+                case let value as ManagedObjectID where value == id: return true
+                case let values as [ManagedObjectID] where values.contains(id): return true
+                default: continue
+                }
+            }
+        }
+        return false
     }
 
     /// Drops an object whose row no longer exists.

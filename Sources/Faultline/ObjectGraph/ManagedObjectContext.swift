@@ -282,21 +282,29 @@ public final class ManagedObjectContext {
     /// Loads a fault's values: from the coordinator's row cache when a relationship fault
     /// already brought its row (no SQL), else from the store.
     func fireFault(_ object: ManagedObject) throws {
-        guard object.isFault else { return }
+        guard try fireFaultIfRowExists(object) else {
+            throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
+        }
+    }
+
+    /// Fires a fault from the store; false (the object left a fault) when its row is gone.
+    func fireFaultIfRowExists(_ object: ManagedObject) throws -> Bool {
+        guard object.isFault else { return true }
         checkAccess()
-        if parent != nil { return try fireFaultFromParent(object) }
+        if parent != nil {
+            try fireFaultFromParent(object)
+            return true
+        }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if let (batch, index) = object.batchPosition {
             try loadBatch(batch, containing: index)
-            if !object.isFault { return }
+            if !object.isFault { return true }
         }
         if let row = store.rowCache.removeValue(forKey: object.objectID) {
             fill(object, from: row)
-            return
+            return true
         }
-        guard let row = try store.fetchRow(for: object.objectID) else {
-            throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
-        }
+        guard let row = try store.fetchRow(for: object.objectID) else { return false }
         fill(object, from: row)
         if store.connection.isTraced {
             // Only when someone listens: describing the row costs more than fetching it.
@@ -306,6 +314,7 @@ public final class ManagedObjectContext {
             store.connection.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
         }
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
+        return true
     }
 
     func fill(_ object: ManagedObject, from row: StoreRow) {

@@ -98,6 +98,11 @@ extension SQLiteStore {
         return "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?"
     }
 
+    /// `SELECT Z_PK FROM ZT WHERE Z_PK = ?`: whether a row (that a new foreign key names) exists.
+    func rowExists(table: String, primaryKey: Int64) throws -> Bool {
+        try connection.scalar("SELECT Z_PK FROM \(table) WHERE Z_PK = ?", [.integer(primaryKey)]) != nil
+    }
+
     /// `DELETE FROM ZT WHERE Z_PK = ? AND Z_OPT = ?`; false when no row had that version.
     func deleteRow(table: String, primaryKey: Int64, version: Int64) throws -> Bool {
         try connection.execute("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(primaryKey), .integer(version)])
