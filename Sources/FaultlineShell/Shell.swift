@@ -138,6 +138,8 @@ public final class Shell {
         let store = session.coordinator.store
         if store.modelSource == .inferred {
             for warning in store.warnings { logSink.write("faultline: warning: \(warning)") }
+        } else if let warning = store.uncheckedModelWarning {
+            logSink.write("faultline: warning: \(warning)")
         }
         let connection = store.connection
         log.attach(to: connection)

@@ -107,13 +107,10 @@ extension ManagedObjectContext {
     private func saveToStore() throws -> SaveNotification? {
         guard hasChanges || !touched.isEmpty else { return nil }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        // A guessed or unchecked model could write wrong types, lose external-storage
+        // markers and the like: Core Data never writes without the store's real model.
         if store.isReadOnly {
-            throw StoreError(.readOnly, "the store is read-only: save refused, nothing was written", path: store.path)
-        }
-        // A guessed model could write wrong types, lose external-storage markers and the
-        // like: Core Data never writes without the store's real model.
-        if store.modelSource == .inferred {
-            throw StoreError(.readOnly, "the model was inferred from the store's tables, so saving could damage it: save refused, nothing was written (open the store with its model)", path: store.path)
+            throw StoreError(.readOnly, store.readOnlyReason ?? "the store is read-only: save refused, nothing was written", path: store.path)
         }
         try processPendingChanges()
         try validatePendingChanges()

@@ -133,6 +133,16 @@ public final class SQLiteStore {
         }
         self.url = url
         self.externalBinaryDataThreshold = options.externalBinaryDataThreshold
+        // Writing needs the model checked against the store: without readable version hashes
+        // (Z_PLIST NULL, empty, not a property list, or without NSStoreModelVersionHashes) any
+        // model would be taken, and a wrong one writes wrong types into the columns. Such a
+        // store is opened for reading only (looked at first through a read-only connection, so
+        // that not even a -wal or -shm file appears), and says why.
+        var options = options
+        if exists, !options.readOnly, try !SQLiteStore.hasVersionHashes(path: path) {
+            options.readOnly = true
+            readOnlyReason = "the store's metadata (Z_METADATA.Z_PLIST) has no readable NSStoreModelVersionHashes, so the model could not be checked against the store: it was opened read-only, save refused, nothing was written"
+        }
         let connection: Connection
         do {
             if options.readOnly {
@@ -159,8 +169,6 @@ public final class SQLiteStore {
                 self.modelSource = .given
                 if let hashes {
                     try SQLiteStore.checkCompatibility(model: given, storeHashes: hashes, path: path)
-                } else {
-                    warnings.append("\(path): the store's metadata has no NSStoreModelVersionHashes, so the model could not be checked against it")
                 }
             case .fromStore:
                 // A cache that does not decode (a newer archive form) falls back to inference:
@@ -188,12 +196,24 @@ public final class SQLiteStore {
                     warnings += inferred.notes
                 }
             }
+            // Writing needs the model checked against the store: without readable version
+            // hashes (Z_PLIST NULL, empty, not a property list, or without
+            // NSStoreModelVersionHashes) any model would be taken, and a wrong one writes
+            // wrong types into the columns. Such a store opens for reading only.
+            if hashes == nil {
+                let warning = "\(path): the store's metadata (Z_METADATA.Z_PLIST) has no readable NSStoreModelVersionHashes, so the model could not be checked against the store"
+                    + (readOnlyReason == nil ? "" : "; it was opened read-only: saving is refused")
+                warnings.append(warning)
+                uncheckedModelWarning = warning
+            } else if modelSource == .inferred, !options.readOnly {
+                readOnlyReason = "the model was inferred from the store's tables, so saving could damage it: save refused, nothing was written (open the store with its model)"
+            }
             self.model = model
             self.mapping = try SchemaMapping(model: model, reconciledWith: connection)
             warnings += mapping.reconciliationNotes.map { "\(path): \($0)" }
             self.warnings = warnings
             tracksPersistentHistory = try SQLiteStore.hasHistoryTables(connection)
-            if options.persistentHistoryTracking, !tracksPersistentHistory, !options.readOnly {
+            if options.persistentHistoryTracking, !tracksPersistentHistory, !options.readOnly, readOnlyReason == nil {
                 try connection.transaction(.exclusive) { try createHistoryTables() }
                 tracksPersistentHistory = true
             }
@@ -341,8 +361,32 @@ public final class SQLiteStore {
     /// The store's path for messages (`:memory:` for in-memory stores).
     public var path: String { url?.path ?? ":memory:" }
 
-    /// Whether the store refuses writes.
-    public var isReadOnly: Bool { connection.isReadOnly }
+    /// Whether the store refuses writes: opened read-only, or opened for writing but unsafe to
+    /// write (see ``readOnlyReason``).
+    public var isReadOnly: Bool { connection.isReadOnly || readOnlyReason != nil }
+
+    /// Why a store asked to open for writing refuses to save, or nil: its metadata has no
+    /// readable version hashes, so the model could not be checked (it is then opened
+    /// read-only), or its model was inferred from its tables.
+    public private(set) var readOnlyReason: String?
+
+    /// The warning, when the model could not be checked against the store because its
+    /// metadata has no readable version hashes; nil when it was checked (or the store is new).
+    public private(set) var uncheckedModelWarning: String?
+
+    /// Whether an existing store's metadata has readable version hashes, looked at through a
+    /// read-only connection that changes no byte (see ``readOnlyPlan(path:)``).
+    static func hasVersionHashes(path: String) throws -> Bool {
+        let plan = try readOnlyPlan(path: path)
+        defer { if let folder = plan.snapshot { try? FileManager.default.removeItem(at: folder) } }
+        let connection: Connection
+        do {
+            connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
+        } catch let error as SQLiteError {
+            throw StoreError(.cannotOpen, error.message, path: path)
+        }
+        return try readMetadata(connection, path: path).2 != nil
+    }
 
     /// `Z_UUID`, the `Z_PLIST` dictionary, and its `NSStoreModelVersionHashes` (nil when absent).
     static func readMetadata(_ connection: Connection, path: String) throws -> (String, [String: Any], [String: Data]?) {
