@@ -24,6 +24,7 @@ extension FLPredicate {
     ///   invalid regular expressions and impossible operations; errors thrown by
     ///   ``KeyValueCoding/value(forKey:)`` are rethrown unchanged.
     public func evaluate(with object: Any?, variables: [String: Any?] = [:]) throws -> Bool {
+        try FLNestingDepth.check(self)
         var evaluator = FLEvaluator(variables: variables)
         return try evaluator.predicate(self, object)
     }
@@ -39,6 +40,7 @@ extension FLPredicate {
     /// ```
     /// - Throws: ``PredicateEvaluationError`` when a value cannot be a predicate constant.
     public func substituting(_ variables: [String: Any?]) throws -> FLPredicate {
+        try FLNestingDepth.check(self)
         var converted: [String: FLValue] = [:]
         for (k, v) in variables {
             guard let c = FLValue(converting: v) else {
@@ -58,6 +60,7 @@ extension FLExpression {
     /// ```
     /// - Throws: ``PredicateEvaluationError``, or an error from ``KeyValueCoding``.
     public func value(with object: Any?, variables: [String: Any?] = [:]) throws -> Any? {
+        try FLNestingDepth.check(self)
         var evaluator = FLEvaluator(variables: variables)
         return try evaluator.expression(self, object)
     }
@@ -65,6 +68,7 @@ extension FLExpression {
     /// Replaces `$NAME` variables with constants; see ``FLPredicate/substituting(_:)``.
     /// - Throws: ``PredicateEvaluationError`` when a value cannot be a predicate constant.
     public func substituting(_ variables: [String: Any?]) throws -> FLExpression {
+        try FLNestingDepth.check(self)
         var converted: [String: FLValue] = [:]
         for (k, v) in variables {
             guard let c = FLValue(converting: v) else {
@@ -80,7 +84,11 @@ extension Sequence {
     /// The elements for which `predicate` evaluates to true (`filtered(using:)`).
     /// - Throws: the first evaluation error.
     public func filtered(by predicate: FLPredicate, variables: [String: Any?] = [:]) throws -> [Element] {
-        try filter { try predicate.evaluate(with: $0, variables: variables) }
+        try FLNestingDepth.check(predicate)
+        return try filter {
+            var evaluator = FLEvaluator(variables: variables)
+            return try evaluator.predicate(predicate, $0)
+        }
     }
 }
 

@@ -103,5 +103,7 @@ public struct FLExpression: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The canonical `NSExpression.description` text, e.g. `lowercase:(name)`.
-    public var description: String { FLPrinter.expression(self) }
+    public var description: String {
+        FLNestingDepth.depth(of: self) > FLNestingDepth.maximum ? FLNestingDepth.unprintable : FLPrinter.expression(self)
+    }
 }

@@ -59,7 +59,9 @@ public struct FLPredicate: Sendable, Hashable, CustomStringConvertible {
     public static func not(_ predicate: FLPredicate) -> FLPredicate { FLPredicate(.not(predicate)) }
 
     /// The canonical format text (Apple's `predicateFormat`), e.g. `name BEGINSWITH[cd] "a"`.
-    public var predicateFormat: String { FLPrinter.predicate(self) }
+    public var predicateFormat: String {
+        FLNestingDepth.depth(of: self) > FLNestingDepth.maximum ? FLNestingDepth.unprintable : FLPrinter.predicate(self)
+    }
 
     /// Same as ``predicateFormat``.
     public var description: String { predicateFormat }

@@ -24,13 +24,22 @@ struct Parser {
     mutating func parsePredicateToEnd() throws -> FLPredicate {
         let p = try parseOr()
         try expectEnd(afterPredicate: true)
+        if FLNestingDepth.depth(of: p) > FLNestingDepth.maximum { throw tooDeep() }
         return p
     }
 
     mutating func parseExpressionToEnd() throws -> FLExpression {
         let e = try parseExpression()
         try expectEnd(afterPredicate: false)
+        if FLNestingDepth.depth(of: e) > FLNestingDepth.maximum { throw tooDeep() }
         return e
+    }
+
+    func tooDeep() -> PredicateSyntaxError {
+        PredicateSyntaxError(
+            formatString: source,
+            message: "the format string is nested too deeply (more than \(FLNestingDepth.maximum) levels of predicates and expressions)",
+            column: 1)
     }
 
     mutating func expectEnd(afterPredicate: Bool) throws {
@@ -107,7 +116,7 @@ struct Parser {
 
     mutating func enter() throws {
         depth += 1
-        if depth > Parser.maxDepth { throw error("the format string is nested too deeply") }
+        if depth > Parser.maxDepth { throw error(tooDeep().message) }
     }
 
     // MARK: Predicates
@@ -253,9 +262,16 @@ struct Parser {
     // MARK: Expressions
 
     mutating func parseExpression() throws -> FLExpression {
-        try enter(); defer { depth -= 1 }
+        try enter()
+        // Each operator of a chain nests the tree one level deeper: it counts as a level.
+        var levels = 1
+        defer { depth -= levels }
         var left = try parseMultiplicative()
         while true {
+            if isPunct(.plus) || isPunct(.minus) {
+                try enter()
+                levels += 1
+            }
             if accept(.plus) {
                 left = .function("add:to:", [left, try parseMultiplicative()])
             } else if accept(.minus) {
@@ -267,8 +283,14 @@ struct Parser {
     }
 
     mutating func parseMultiplicative() throws -> FLExpression {
+        var levels = 0
+        defer { depth -= levels }
         var left = try parsePower()
         while true {
+            if isPunct(.star) || isPunct(.slash) {
+                try enter()
+                levels += 1
+            }
             if accept(.star) {
                 left = .function("multiply:by:", [left, try parsePower()])
             } else if accept(.slash) {
@@ -301,8 +323,14 @@ struct Parser {
     }
 
     mutating func parsePostfix() throws -> FLExpression {
+        var levels = 0
+        defer { depth -= levels }
         var e = try parsePrimary()
         while true {
+            if isPunct(.dot) || isPunct(.lbracket) {
+                try enter()
+                levels += 1
+            }
             if accept(.dot) {
                 let segment: String
                 switch current.kind {

@@ -27,4 +27,17 @@ import Testing
         #expect(result.stderr.contains("save refused, nothing was written"))
         #expect(try TestSupport.snapshot(of: url.deletingLastPathComponent()) == before)
     }
+
+    @Test func deeplyNestedPredicatesAreAnErrorInEveryCommand() throws {
+        let chain = Array(repeating: "1", count: 1_450).joined(separator: "+")
+        let index = "count" + String(repeating: "[0]", count: 2_519)
+        for command in ["count Location where count > \(chain)", "explain fetch Inventory where count > \(chain)", "fetch Inventory where \(index) == 1"] {
+            let result = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "-c", command])
+            #expect(result.status == 1, "\(command.prefix(30))")
+            #expect(result.stderr.contains("nested too deeply"), "\(command.prefix(30))")
+        }
+        let filter = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "-c", "fetch Asset limit 1", "-c", "show $1.inventories where count > \(chain)"])
+        #expect(filter.status == 1)
+        #expect(filter.stderr.contains("nested too deeply"))
+    }
 }

@@ -97,6 +97,11 @@ public struct PredicateSQL {
     public mutating func whereClause(_ predicate: FLPredicate?, includesSubentities: Bool = true) throws -> String? {
         var parts: [Piece] = []
         if let predicate {
+            do {
+                try FLNestingDepth.check(predicate)
+            } catch {
+                throw PredicateSQLError("the predicate is nested too deeply for SQL (more than \(FLNestingDepth.maximum) levels of predicates and expressions)")
+            }
             let simplified = PredicateSQL.fold(predicate)
             switch simplified.node {
             case .constant(true): break
