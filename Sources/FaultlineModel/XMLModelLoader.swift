@@ -7,6 +7,13 @@ import FoundationXML
 enum XMLModelLoader {
     /// Parses `contents` XML data; `file` names the file in errors.
     static func load(data: Data, file: String) throws -> ManagedObjectModel {
+        // Foundation's XMLParser stops the process (SIGILL) on an invalid UTF-8 byte in an
+        // element or attribute name, so the bytes are checked first. Xcode writes UTF-8.
+        if let bad = firstInvalidUTF8(data) {
+            throw ModelError(
+                .malformed, "not UTF-8: invalid byte 0x\(String(format: "%02X", bad.byte)) at column \(bad.column)",
+                file: file, line: bad.line)
+        }
         let delegate = Delegate(file: file)
         let parser = XMLParser(data: data)
         parser.delegate = delegate
@@ -45,6 +52,32 @@ enum XMLModelLoader {
             error.file = file
             if let entity = error.entityName { error.line = delegate.entityLines[entity] }
             throw error
+        }
+    }
+
+    /// The first byte that is not part of valid UTF-8, with its 1-based line and column
+    /// (in bytes); nil when the data is valid UTF-8.
+    static func firstInvalidUTF8(_ data: Data) -> (byte: UInt8, line: Int, column: Int)? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = data.makeIterator()
+        var offset = 0
+        var line = 1
+        var lineStart = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                if encoded.count == 1, encoded.first == UInt8(ascii: "\n") {
+                    line += 1
+                    lineStart = offset + 1
+                }
+                offset += encoded.count
+            case .error(let length):
+                let index = data.index(data.startIndex, offsetBy: offset)
+                _ = length
+                return (data[index], line, offset - lineStart + 1)
+            case .emptyInput:
+                return nil
+            }
         }
     }
 

@@ -120,6 +120,28 @@ import Testing
         #expect(invalid?.file == contents.path)
     }
 
+    @Test func invalidUTF8IsAnErrorNamingLineAndColumnNotACrash() throws {
+        // XMLParser stopped the process (SIGILL) on such a byte in a name.
+        let dir = try TestSupport.temporaryDirectory("faultline-model")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = dir.appendingPathComponent("Bad.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let contents = model.appendingPathComponent("contents")
+        let cases: [([UInt8], Int, Int)] = [
+            (Array("<?xml version=\"1.0\"?><model><entity na".utf8) + [0xED] + Array("me=\"A\"/></model>".utf8), 1, 39),
+            (Array("<?xml version=\"1.0\"?>\n<model>\n<entity name=\"A\" ".utf8) + [0xC3, 0x28] + Array("=\"1\"/></model>".utf8), 3, 18),
+            (Array("<?xml version=\"1.0\"?>\n<mo".utf8) + [0xF0, 0x9F, 0x98] + Array("del/>".utf8), 2, 4),
+            (Array("<?xml version=\"1.0\"?>\n<model><entity name=\"".utf8) + [0xFF] + Array("\"/></model>".utf8), 2, 22),
+        ]
+        for (bytes, line, column) in cases {
+            try Data(bytes).write(to: contents)
+            let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: model) }
+            #expect(error?.code == .malformed)
+            #expect(error?.line == line)
+            #expect(error?.message.contains("not UTF-8") == true && error?.message.contains("column \(column)") == true, "\(error?.message ?? "")")
+        }
+    }
+
     @Test func badCompiledInputThrows() throws {
         let dir = try TestSupport.temporaryDirectory("faultline-model")
         defer { try? FileManager.default.removeItem(at: dir) }
