@@ -68,6 +68,7 @@ enum ModelFileLoader {
     }
 
     static func readFile(_ url: URL) throws -> Data {
+        try RegularFile.requireModelFile(url)
         do {
             return try Data(contentsOf: url)
         } catch {
@@ -159,13 +160,7 @@ enum ModelFileLoader {
     }
 
     static func loadXML(url: URL) throws -> ManagedObjectModel {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw ModelError(.unreadable, "cannot read: \(error.localizedDescription)", file: url.path)
-        }
-        return try XMLModelLoader.load(data: data, file: url.path)
+        try XMLModelLoader.load(data: try readFile(url), file: url.path)
     }
 
     /// The version names of an `.xcdatamodeld` bundle, sorted, and the current one.
@@ -179,7 +174,8 @@ enum ModelFileLoader {
         let versions = items.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }.sorted()
         var current: String?
         let marker = url.appendingPathComponent(".xccurrentversion")
-        if let data = try? Data(contentsOf: marker) {
+        if FileManager.default.fileExists(atPath: marker.path) {
+            let data = try readFile(marker)
             guard
                 let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
                 let dict = plist as? [String: Any],

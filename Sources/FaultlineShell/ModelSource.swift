@@ -22,6 +22,8 @@ public enum ModelSource {
 
     /// Whether a file starts with SQLite's header.
     static func isSQLiteFile(_ path: String) -> Bool {
+        // Opening a FIFO waits for a writer: only regular files are looked into.
+        guard RegularFile.problem(atPath: path) == nil else { return false }
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)

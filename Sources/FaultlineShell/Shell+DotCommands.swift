@@ -72,9 +72,17 @@ extension Shell {
     /// the file and line.
     func read(file path: String) throws {
         guard !path.isEmpty else { throw ShellError(".read needs a file") }
+        guard readDepth < Shell.maximumReadDepth else {
+            throw ShellError("\(path): .read files are nested \(Shell.maximumReadDepth) deep (does a file read itself?)")
+        }
+        if let problem = RegularFile.problem(atPath: path) {
+            throw ShellError("\(path): .read reads a file of commands, and this is \(problem)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ShellError("\(path): cannot read this file")
         }
+        readDepth += 1
+        defer { readDepth -= 1 }
         var pending = ""
         var startLine = 0
         for (index, line) in String(decoding: data, as: UTF8.self).components(separatedBy: "\n").enumerated() {

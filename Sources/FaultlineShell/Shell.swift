@@ -75,6 +75,10 @@ public final class Shell {
     public private(set) var didQuit = false
     /// The command line being run, for error carets.
     var currentLine: String?
+    /// How many `.read` files are being run, one inside another.
+    var readDepth = 0
+    /// The most `.read` files that may run one inside another (a file that reads itself stops there).
+    static let maximumReadDepth = 16
 
     /// The open store's coordinator.
     public var coordinator: PersistentStoreCoordinator { session.coordinator }

@@ -40,4 +40,38 @@ import Testing
         #expect(filter.status == 1)
         #expect(filter.stderr.contains("nested too deeply"))
     }
+
+    @Test func aFileThatReadsItselfStopsAtTheNestingLimit() throws {
+        let folder = try TestSupport.temporaryDirectory("hostile")
+        let script = folder.appendingPathComponent("self.fl")
+        try Data(".read \(script.path)\n".utf8).write(to: script)
+        let result = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "-c", ".read \(script.path)"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(".read files are nested 16 deep (does a file read itself?)"))
+    }
+
+    @Test func fifosAreRefusedNotWaitedOn() throws {
+        let folder = try TestSupport.temporaryDirectory("hostile")
+        let fifo = folder.appendingPathComponent("s.sqlite")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let model = Self.inventoryModel.path
+        let runs: [([String], String)] = [
+            ([fifo.path, "--model", model, "-c", "count Location"], "this is a FIFO (named pipe), not a store file: refused"),
+            ([fifo.path, "--model", model, "--write", "-c", "count Location"], "this is a FIFO (named pipe), not a store file: refused"),
+            (["schema", fifo.path, "--model", model], "this is a FIFO (named pipe), not a store file: refused"),
+            ([Self.inventory.path, "--model", fifo.path, "-c", "count Location"], "not a model"),
+            ([Self.inventory.path, "-c", ".read \(fifo.path)"], ".read reads a file of commands, and this is a FIFO (named pipe)"),
+        ]
+        for (arguments, message) in runs {
+            let result = try TestSupport.faultline(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        let modelFolder = folder.appendingPathComponent("M.xcdatamodel")
+        try FileManager.default.createDirectory(at: modelFolder, withIntermediateDirectories: true)
+        #expect(mkfifo(modelFolder.appendingPathComponent("contents").path, 0o600) == 0)
+        let result = try TestSupport.faultline(["model", modelFolder.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot read a model from a FIFO (named pipe): not a regular file"))
+    }
 }

@@ -131,6 +131,7 @@ public final class SQLiteStore {
         if !exists, case .fromStore = resolution {
             throw StoreError(.noModel, "cannot create a store without a model", path: path)
         }
+        if exists { try SQLiteStore.requireRegularFiles(path: path) }
         self.url = url
         self.externalBinaryDataThreshold = options.externalBinaryDataThreshold
         // Writing needs the model checked against the store: without readable version hashes
@@ -248,6 +249,7 @@ public final class SQLiteStore {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.fileNotFound, "no such store file", path: path)
         }
+        try requireRegularFiles(path: path)
         let plan = try readOnlyPlan(path: path)
         defer { if let folder = plan.snapshot { try? FileManager.default.removeItem(at: folder) } }
         let connection: Connection
@@ -257,6 +259,16 @@ public final class SQLiteStore {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
         return try cachedModel(connection: connection, path: path)
+    }
+
+    /// Throws when the store, its `-wal` or its `-shm` is not a regular file: SQLite would
+    /// wait forever for a writer on a FIFO, and read a device without end.
+    static func requireRegularFiles(path: String) throws {
+        for file in [path, path + "-wal", path + "-shm"] {
+            if let problem = RegularFile.problem(atPath: file) {
+                throw StoreError(.cannotOpen, file == path ? "this is \(problem), not a store file: refused" : "\(file) is \(problem), not a store's file: refused", path: path)
+            }
+        }
     }
 
     static func cachedModel(connection: Connection, path: String) throws -> ManagedObjectModel? {
