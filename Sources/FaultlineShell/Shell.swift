@@ -25,11 +25,18 @@ public final class Shell {
             self.err = err
         }
 
-        /// Standard output and standard error, written through per call.
+        /// The streams behind `out` and `err` whose write failures the shell reports (none
+        /// for writers it does not know).
+        public var streams: [TextOutput] = []
+
+        /// Standard output and standard error, written through per call; a failed write
+        /// (closed descriptor, full device) becomes an error of the command that wrote.
         public static var standard: Output {
-            Output(
-                out: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
-                err: { line in FileHandle.standardError.write(Data((line + "\n").utf8)) })
+            var output = Output(
+                out: { TextOutput.standardOutput.writeLine($0) },
+                err: { TextOutput.standardError.writeLine($0) })
+            output.streams = [.standardOutput, .standardError]
+            return output
         }
     }
 
@@ -183,6 +190,38 @@ public final class Shell {
     ///
     /// - Throws: an error describing what failed; the shell stays usable.
     public func run(line rawLine: String) throws {
+        do {
+            try runLine(rawLine)
+        } catch {
+            try checkOutputs()
+            throw error
+        }
+        try checkOutputs()
+    }
+
+    /// The first failed write to standard output or standard error (closed, full device),
+    /// or nil: after one, a script stops with status 1.
+    public private(set) var standardStreamFailure: String?
+
+    /// Turns a failed write of the command into its error: a file of `.output`/`.log` is
+    /// left (results or the log go back to the standard stream); a standard stream that
+    /// failed is remembered in ``standardStreamFailure``.
+    private func checkOutputs() throws {
+        if let failure = results.file?.failure {
+            results.redirect(standard.out, name: "stdout")
+            throw ShellError("\(failure); results go to standard output again")
+        }
+        if let failure = logSink.file?.failure {
+            logSink.redirect(standard.err, name: "stderr")
+            throw ShellError("\(failure); the log goes to standard error again")
+        }
+        if let failure = standard.streams.lazy.compactMap(\.failure).first {
+            standardStreamFailure = failure
+            throw ShellError(failure)
+        }
+    }
+
+    private func runLine(_ rawLine: String) throws {
         let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
         if echo && !line.isEmpty {
             results.write(line.hasPrefix("--") ? line : "faultline> " + line.replacingOccurrences(of: "\n", with: "\n      ...> "))
@@ -301,7 +340,8 @@ public final class Shell {
 /// A switchable writer: standard output or error, or a file (`.output FILE`, `.log FILE`).
 final class Sink {
     private var writeLine: (String) -> Void
-    private var file: FileHandle?
+    /// The file it writes to after `.output FILE` / `.log FILE`.
+    private(set) var file: TextOutput?
     /// What it writes to, for messages.
     private(set) var name: String
 
@@ -314,18 +354,14 @@ final class Sink {
 
     /// Writes to a file from now on (created or truncated).
     func redirect(toFile path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw ShellError("\(path): cannot write to this file")
-        }
-        try? file?.close()
-        file = handle
+        let stream = try TextOutput.file(path)
+        file = stream
         name = path
-        writeLine = { handle.write(Data(($0 + "\n").utf8)) }
+        writeLine = { stream.writeLine($0) }
     }
 
     /// Writes through `writeLine` from now on.
     func redirect(_ writeLine: @escaping (String) -> Void, name: String) {
-        try? file?.close()
         file = nil
         self.name = name
         self.writeLine = writeLine

@@ -13,17 +13,32 @@ public enum ShellRunner {
         for command in commands {
             if !execute(command, shell: shell, location: nil) {
                 status = 1
-                if !keepGoing { return status }
+                if !keepGoing || shell.standardStreamFailure != nil { return status }
             }
             if shell.didQuit { break }
         }
         return status
     }
 
+    /// Writes a message to standard error, or to standard output when standard error
+    /// cannot be written.
+    public static func report(_ message: String) {
+        TextOutput.standardError.writeLine(message)
+        if TextOutput.standardError.failure != nil { TextOutput.standardOutput.writeLine(message) }
+    }
+
+    /// 1 when a write to standard output or standard error failed (said on the other
+    /// stream, if it still works, unless `reported`), else `status`.
+    public static func finalStatus(_ status: Int32, reported: Bool = false) -> Int32 {
+        guard let failure = TextOutput.standardOutput.failure ?? TextOutput.standardError.failure else { return status }
+        if !reported { report("Error: \(failure)") }
+        return 1
+    }
+
     /// A script that ends with changes it did not save says so.
     static func warnOfUnsavedChanges(_ shell: Shell) {
         guard let summary = shell.unsavedChangesSummary else { return }
-        FileHandle.standardError.write(Data("faultline: warning: the script ended with unsaved changes (\(summary)); they were not written\n".utf8))
+        report("faultline: warning: the script ended with unsaved changes (\(summary)); they were not written")
     }
 
     /// Runs lines read from standard input; a terminal gets a prompt and line editing.
@@ -47,12 +62,12 @@ public enum ShellRunner {
             pending = ""
             if !execute(command, shell: shell, location: "line \(startLine)") {
                 status = 1
-                if !keepGoing { return status }
+                if !keepGoing || shell.standardStreamFailure != nil { return status }
             }
             if shell.didQuit { break }
         }
         if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            FileHandle.standardError.write(Data("Error: line \(startLine): a quote or parenthesis is still open at the end of the input\n".utf8))
+            report("Error: line \(startLine): a quote or parenthesis is still open at the end of the input")
             status = 1
         }
         return status
@@ -65,7 +80,7 @@ public enum ShellRunner {
             return true
         } catch {
             let prefix = location.map { "Error: \($0): " } ?? "Error: "
-            FileHandle.standardError.write(Data((prefix + "\(error)\n").utf8))
+            report(prefix + "\(error)")
             return false
         }
     }
@@ -87,7 +102,7 @@ public enum ShellRunner {
             let read = readline(pending.isEmpty ? "faultline> " : "      ...> ")
             faultline_unblock_sigint()
             guard let cLine = read else {
-                FileHandle.standardOutput.write(Data("\n".utf8))
+                TextOutput.standardOutput.write("\n")
                 if Interactive.interrupted != 0 {
                     // Ctrl-C at the prompt: drop the line, stay in the shell.
                     Interactive.interrupted = 0
@@ -125,7 +140,7 @@ public enum ShellRunner {
                 if !yes { shell.cancelQuit() }
             }
             if Interactive.interrupted != 0 {
-                FileHandle.standardError.write(Data("Interrupted.\n".utf8))
+                report("Interrupted.")
                 Interactive.interrupted = 0
             }
         }

@@ -15,8 +15,13 @@ struct FaultlineCommand: ParsableCommand {
 
 /// Prints an error the way the shell does and exits with status 1.
 func fail(_ error: Error) -> ExitCode {
-    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    ShellRunner.report("Error: \(error)")
     return ExitCode(1)
+}
+
+/// Exits with status 1 when a write to standard output or standard error failed.
+func checkStandardStreams() throws {
+    if ShellRunner.finalStatus(0) != 0 { throw ExitCode(1) }
 }
 
 /// `faultline [STORE] [--model PATH] [--write] [--sql-debug N] [-c COMMAND]… [--keep-going]`.
@@ -73,7 +78,8 @@ struct Open: ParsableCommand {
         let status = command.isEmpty
             ? ShellRunner.runStandardInput(shell: shell, keepGoing: keepGoing)
             : ShellRunner.run(commands: command, shell: shell, keepGoing: keepGoing)
-        if status != 0 { throw ExitCode(status) }
+        let final = ShellRunner.finalStatus(status, reported: shell.standardStreamFailure != nil)
+        if final != 0 { throw ExitCode(final) }
     }
 
     /// The Inventory sample: beside the current folder, or above the executable (a build
@@ -129,10 +135,11 @@ struct Model: ParsableCommand {
             case .mermaid: text = ModelReport.mermaid(model)
             case .hashes: text = ModelReport.hashes(model)
             }
-            FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+            TextOutput.standardOutput.write(text.hasSuffix("\n") ? text : text + "\n")
         } catch {
             throw fail(error)
         }
+        try checkStandardStreams()
     }
 }
 
@@ -157,6 +164,7 @@ struct Schema: ParsableCommand {
         } catch {
             throw fail(error)
         }
+        try checkStandardStreams()
     }
 }
 

@@ -74,4 +74,47 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot read a model from a FIFO (named pipe): not a regular file"))
     }
+
+    /// Runs `faultline ARGS REDIRECTION` through the shell, for closed and full descriptors.
+    static func faultlineInShell(_ arguments: String, _ redirection: String) throws -> TestSupport.ProcessResult {
+        try TestSupport.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "exec '\(TestSupport.faultlineBinary.path)' \(arguments) \(redirection)"])
+    }
+
+    @Test func writeErrorsAreErrorsNeverExitZero() throws {
+        let store = "'\(Self.inventory.path)'"
+        let closedOut = try Self.faultlineInShell("\(store) -c 'count Location'", ">&-")
+        #expect(closedOut.status == 1)
+        #expect(closedOut.stderr.hasSuffix("Error: standard output: write failed: Bad file descriptor\n"))
+
+        let closedErr = try Self.faultlineInShell("\(store) -c 'count Location'", "2>&-")
+        #expect(closedErr.status == 1)
+        #expect(closedErr.stdout == "3\nError: standard error: write failed: Bad file descriptor\n")
+
+        let full = try Self.faultlineInShell("\(store) -c 'count Location' -c 'count Asset'", ">/dev/full")
+        #expect(full.status == 1)
+        #expect(full.stderr.contains("Error: standard output: write failed: No space left on device"))
+        #expect(!full.stderr.contains("ZASSET"), "the script stops at the first failed write")
+
+        let piped = try Self.faultlineInShell(store, "</dev/null >/dev/full <<'EOF'\ncount Location\nEOF")
+        #expect(piped.status == 1)
+        #expect(piped.stderr.contains("Error: line 1: standard output: write failed: No space left on device"))
+
+        for command in ["model '\(Self.inventoryModel.path)'", "schema \(store)"] {
+            let result = try Self.faultlineInShell(command, ">/dev/full")
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.contains("standard output: write failed: No space left on device"), "\(command)")
+        }
+    }
+
+    @Test func outputToAFullDeviceIsAnErrorAndResultsComeBack() throws {
+        let result = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "--keep-going", "-c", ".output /dev/full", "-c", "count Location", "-c", "count Asset"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: /dev/full: write failed: No space left on device; results go to standard output again\n")
+        #expect(result.stdout == "5\n")
+        let log = try TestSupport.faultline([Self.inventory.path, "-c", ".log /dev/full", "-c", "count Location"])
+        #expect(log.status == 1)
+        #expect(log.stderr == "Error: /dev/full: write failed: No space left on device; the log goes to standard error again\n")
+    }
 }
