@@ -119,6 +119,44 @@ public final class Connection {
         try Statement(connection: self, sql: sql)
     }
 
+    /// Prepares every statement of a text of several (`SELECT 1; SELECT 2`), in order; text
+    /// that is only white space or comments gives none. Nothing runs: a syntax error anywhere
+    /// throws before any statement has had an effect.
+    public func prepareAll(_ sql: String) throws -> [Statement] {
+        let bytes = Array(sql.utf8)
+        var statements: [Statement] = []
+        var offset = 0
+        try bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            try base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { text in
+                while offset < buffer.count {
+                    var statement: OpaquePointer?
+                    var tail: UnsafePointer<CChar>?
+                    let rc = sqlite3_prepare_v3(handle, text + offset, Int32(buffer.count - offset), 0, &statement, &tail)
+                    let end = tail.map { $0 - text } ?? buffer.count
+                    let piece = String(decoding: buffer[offset..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    guard rc == SQLITE_OK else {
+                        throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: piece, path: path)
+                    }
+                    if let statement { statements.append(Statement(connection: self, handle: statement, sql: piece)) }
+                    guard end > offset else { break }
+                    offset = end
+                }
+            }
+        }
+        return statements
+    }
+
+    /// Runs `body` with `ATTACH` and `DETACH` refused at prepare time (`SQLITE_AUTH`): an
+    /// attached database would not be opened with the main database's read-only plan.
+    package func refusingAttach<T>(_ body: () throws -> T) rethrows -> T {
+        sqlite3_set_authorizer(handle, { _, action, _, _, _, _ in
+            action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK
+        }, nil)
+        defer { sqlite3_set_authorizer(handle, nil, nil) }
+        return try body()
+    }
+
     /// A prepared statement from the connection's cache, reset and with bindings cleared.
     public func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = statementCache[sql] {

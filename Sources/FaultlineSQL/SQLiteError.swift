@@ -23,6 +23,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The primary result code (the low 8 bits of an extended code).
     public var primaryCode: Int32 { code & 0xFF }
 
+    /// Whether an authorizer refused the statement (`SQLITE_AUTH`).
+    public var isDeniedByAuthorizer: Bool { primaryCode == SQLITE_AUTH }
+
     /// Whether the database was busy or locked.
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 

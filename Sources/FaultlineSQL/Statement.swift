@@ -35,6 +35,15 @@ public final class Statement {
         self.columnNames = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
     }
 
+    /// Wraps a statement prepared elsewhere (``Connection/prepareAll(_:)``).
+    init(connection: Connection, handle statement: OpaquePointer, sql: String) {
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+        let count = sqlite3_column_count(statement)
+        self.columnNames = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+    }
+
     deinit {
         sqlite3_finalize(handle)
     }

@@ -235,31 +235,38 @@ extension Shell {
     func raw(_ sql: String) throws {
         guard !sql.isEmpty else { throw ShellError(".raw needs SQL, as in: .raw SELECT COUNT(*) FROM ZLOCATION") }
         let connection = coordinator.store.connection
-        let table: ResultTable = try connection.untraced {
-            let statement: Statement
-            do {
-                statement = try connection.prepare(sql)
-            } catch let error as SQLiteError {
-                throw ShellError("SQLite: \(error.message)")
-            }
-            guard statement.isReadOnly else {
-                throw ShellError(".raw runs read-only SQL only; change data through the object graph (insert, set, delete, save)")
-            }
-            var rows: [[Cell]] = []
-            while try statement.step() {
-                rows.append((0..<statement.columnCount).map { i in
-                    switch statement.value(at: i) {
-                    case .null: .null
-                    case .integer(let v): .integer(v)
-                    case .real(let v): .real(v)
-                    case .text(let v): .text(v)
-                    case .blob(let v): .text(Shell.summary(of: v))
-                    }
-                })
-            }
-            return ResultTable(headers: statement.columnNames, rows: rows)
+        // Every statement is prepared (and checked) before any runs: a text with one write,
+        // an ATTACH or a syntax error anywhere runs nothing.
+        let statements: [Statement]
+        do {
+            statements = try connection.refusingAttach { try connection.untraced { try connection.prepareAll(sql) } }
+        } catch let error as SQLiteError where error.isDeniedByAuthorizer {
+            throw ShellError(".raw does not run ATTACH or DETACH: an attached database would not be opened read-only (\(error.sql ?? sql))")
+        } catch let error as SQLiteError {
+            throw ShellError("SQLite: \(error.message)" + (error.sql.map { " in: \($0)" } ?? ""))
         }
-        printTable(table)
+        guard !statements.isEmpty else { throw ShellError(".raw: no SQL statement in \"\(sql)\"") }
+        if let write = statements.first(where: { !$0.isReadOnly }) {
+            throw ShellError(".raw runs read-only SQL only (\(write.sql)); change data through the object graph (insert, set, delete, save)")
+        }
+        for statement in statements {
+            let table: ResultTable = try connection.untraced {
+                var rows: [[Cell]] = []
+                while try statement.step() {
+                    rows.append((0..<statement.columnCount).map { i in
+                        switch statement.value(at: i) {
+                        case .null: .null
+                        case .integer(let v): .integer(v)
+                        case .real(let v): .real(v)
+                        case .text(let v): .text(v)
+                        case .blob(let v): .text(Shell.summary(of: v))
+                        }
+                    })
+                }
+                return ResultTable(headers: statement.columnNames, rows: rows)
+            }
+            if !table.headers.isEmpty { printTable(table) }
+        }
     }
 
     /// `.help [command]`.

@@ -117,4 +117,46 @@ import Testing
         #expect(log.status == 1)
         #expect(log.stderr == "Error: /dev/full: write failed: No space left on device; the log goes to standard error again\n")
     }
+
+    @Test func rawRefusesAttachAndChangesNoFile() throws {
+        let url = try Self.copyOfInventory()
+        let folder = url.deletingLastPathComponent()
+        let other = folder.appendingPathComponent("other.db")
+        _ = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [other.path, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1);"])
+        let before = try TestSupport.snapshot(of: folder)
+        for sql in ["ATTACH '\(other.path)' AS o", "attach database '\(other.path)' as o; SELECT * FROM o.t", "SELECT 1; /* */ ATTACH '\(other.path)' AS o"] {
+            let result = try TestSupport.faultline([url.path, "--model", Self.inventoryModel.path, "-c", ".raw \(sql)"])
+            #expect(result.status == 1, "\(sql)")
+            #expect(result.stderr.contains(".raw does not run ATTACH or DETACH"), "\(sql)")
+            #expect(result.stdout.isEmpty, "nothing ran: \(sql)")
+        }
+        #expect(try TestSupport.snapshot(of: folder) == before)
+    }
+
+    @Test func rawRunsEveryStatementOrNone() throws {
+        let all = try TestSupport.faultline([Self.inventory.path, "-c", ".raw SELECT 1 AS one; SELECT COUNT(*) AS n FROM ZLOCATION; -- the end"])
+        #expect(all.status == 0)
+        #expect(all.stdout == """
+            +-----+
+            | one |
+            +-----+
+            | 1   |
+            +-----+
+            1 row
+            +---+
+            | n |
+            +---+
+            | 3 |
+            +---+
+            1 row
+
+            """)
+        let write = try TestSupport.faultline([Self.inventory.path, "-c", ".raw SELECT 1; DELETE FROM ZLOCATION"])
+        #expect(write.status == 1)
+        #expect(write.stdout.isEmpty)
+        #expect(write.stderr.contains(".raw runs read-only SQL only (DELETE FROM ZLOCATION)"))
+        let syntax = try TestSupport.faultline([Self.inventory.path, "-c", ".raw SELECT 1; SELEC 2"])
+        #expect(syntax.status == 1 && syntax.stdout.isEmpty)
+        #expect(syntax.stderr.contains("syntax error"))
+    }
 }
