@@ -1,4 +1,5 @@
 import Faultline
+import FaultlineSQL
 import FaultlineTestSupport
 import FaultlineTortureKit
 import Foundation
@@ -14,8 +15,8 @@ import Testing
 /// row of every table (`Z_PRIMARYKEY.Z_MAX`, `Z_OPT`, join tables, the history tables), with
 /// every external-data reference naming a file with the right bytes.
 ///
-/// 27 kills in the normal run (fixed seeds); `FAULTLINE_LONG_TESTS=1` (`make crash-test-long`)
-/// kills at about 400 statement boundaries and 200 random times.
+/// 28 kills in the normal run (fixed seeds); `FAULTLINE_LONG_TESTS=1` (`make crash-test-long`)
+/// kills at about 450 statement boundaries and 200 random times.
 @Suite(.serialized) struct CrashConsistencyTests {
     enum Kill: CustomStringConvertible {
         case atEvent(Int)
@@ -107,5 +108,54 @@ import Testing
         #expect(outcomes["before", default: 0] > 0 && outcomes["after", default: 0] > 0, "kills on both sides of COMMIT: \(outcomes)")
         print("crash consistency: \(kills.count) kills over a \(events)-event save of \(String(format: "%.1f", duration * 1000)) ms: "
             + "\(outcomes["before", default: 0]) before-state, \(outcomes["after", default: 0]) after-state, \(outcomes["torn", default: 0]) torn; \(orphans) orphan external files")
+    }
+
+    /// The negative control: with SQLite's journal off and a one-page cache, pages reach the
+    /// file in the middle of the save, and a kill there must be seen as a torn store (an
+    /// integrity failure, an unreadable store, or rows of neither state).
+    @Test func theChecksSeeATornSaveWhenTheJournalIsOff() throws {
+        let model = try TortureModel.model()
+        let before = try Torture.seededFolder()
+        let beforeCheck = try StoreCheck(storeAt: before.appendingPathComponent(Torture.storeName), model: model)
+        for event in [600, 1200, 1800] {
+            let trial = try Torture.copy(before)
+            let path = trial.appendingPathComponent(Torture.storeName).path
+            let result = try Torture.run(["save-large", path, "7"], environment: ["FAULTLINE_TORTURE_UNSAFE": "1", "FAULTLINE_TORTURE_KILL_AT": "\(event)"])
+            #expect(result.status == 128 + SIGKILL)
+            do {
+                let check = try StoreCheck(storeAt: URL(fileURLWithPath: path), model: model)
+                #expect(check.integrity != "ok" || check.dump != beforeCheck.dump, "kill at \(event) with no journal went unnoticed")
+            } catch {
+                // Unreadable: torn, as expected.
+            }
+        }
+    }
+
+    /// Each check fails on the damage it is for: a changed row, a missing external file, a
+    /// foreign key naming no row, a `Z_MAX` below the keys in use.
+    @Test func theStoreChecksFindDamage() throws {
+        let model = try TortureModel.model()
+        let folder = try Torture.seededFolder(groups: 3, membersPerGroup: 4)
+        let url = folder.appendingPathComponent(Torture.storeName)
+        let clean = try StoreCheck(storeAt: url, model: model)
+        #expect(clean.problems == [] && clean.orphanFiles == [])
+        let db = try Connection(path: url.path, mode: .readWrite)
+        try db.execute("UPDATE ZMEMBER SET Z_OPT = Z_OPT + 1 WHERE Z_PK = 2")
+        #expect(try StoreCheck(storeAt: url, model: model).dump != clean.dump)
+        try db.execute("UPDATE ZMEMBER SET ZGROUP = 99 WHERE Z_PK = 3")
+        try db.execute("INSERT INTO Z_3TAGS(Z_3MEMBERS, Z_5TAGS, Z_FOK_5TAGS) VALUES(4, 77, 1)")
+        try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Member'")
+        let files = try FileManager.default.contentsOfDirectory(at: ValueCoding.externalDataFolder(forStoreAt: url), includingPropertiesForKeys: nil)
+        let removed = try #require(files.first)
+        try FileManager.default.removeItem(at: removed)
+        #expect(FileManager.default.createFile(atPath: removed.deletingLastPathComponent().appendingPathComponent("orphan").path, contents: Data([1])))
+        let damaged = try StoreCheck(storeAt: url, model: model)
+        #expect(damaged.danglingKeys == [
+            "ZMEMBER.ZGROUP → Group: 1 key(s) with no row: 99",
+            "Z_3TAGS.Z_5TAGS → Tag: 1 key(s) with no row: 77",
+        ])
+        #expect(damaged.maxKeyErrors == ["Member: Z_MAX 1 < max(Z_PK) 12"])
+        #expect(damaged.missingFiles.count == 1 && damaged.missingFiles[0].hasSuffix(removed.lastPathComponent))
+        #expect(damaged.orphanFiles == ["orphan"])
     }
 }

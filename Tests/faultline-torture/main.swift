@@ -5,7 +5,8 @@
 //       opens STORE for writing (persistent history on), makes TortureModel's large change,
 //       prints "saving", saves, prints "saved SECONDS EVENTS" (EVENTS: SQLite statement starts
 //       and ends during the save). With FAULTLINE_TORTURE_KILL_AT=N it SIGKILLs itself at the
-//       Nth such event: a crash at an exact statement boundary.
+//       Nth such event: a crash at an exact statement boundary. FAULTLINE_TORTURE_UNSAFE=1
+//       turns SQLite's journal off first (the negative control: kills then tear the store).
 //   stress STORE WORKER WORKERS SAVES POLICY BARRIER_DIR
 //       SAVES times: fresh read, add this worker's weight to the shared counter, 1 to its own,
 //       move a member to another group, toggle a tag, save; a MergeConflictError is counted
@@ -90,6 +91,11 @@ do {
         guard arguments.count == 3, let seed = UInt64(arguments[2]) else { fail("save-large STORE SEED") }
         let context = try TortureModel.open(storeURL)
         try TortureModel.makeLargeChange(context, seed: seed)
+        if ProcessInfo.processInfo.environment["FAULTLINE_TORTURE_UNSAFE"] == "1" {
+            // The negative control: no journal and a one-page cache, so pages reach the file
+            // mid-transaction and a kill leaves a torn store (the test must see it).
+            try context.coordinator.store.connection.executeScript("PRAGMA journal_mode = OFF; PRAGMA cache_size = 1;")
+        }
         installKillHook(context.coordinator.store)
         say("saving")
         let start = DispatchTime.now().uptimeNanoseconds
