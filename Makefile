@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps samples clean
+.PHONY: demo test build deps samples clean crash-test crash-test-long
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -24,6 +24,14 @@ deps:
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+
+# Crash consistency and concurrent writers (Documentation/Reliability.md): the normal run, and
+# the long one (hundreds of SIGKILLs, 4 processes x 200 saves per merge policy).
+crash-test: deps
+	swift test --filter FaultlineTortureTests
+
+crash-test-long: deps
+	FAULTLINE_LONG_TESTS=1 swift test --filter FaultlineTortureTests
 
 # Rebuilds every sample store from its model and seed rows, and its tour transcript.
 samples: build

@@ -59,5 +59,22 @@ let package = Package(
             name: "FaultlineShellTests",
             dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"]
         ),
+
+        // Crash consistency and concurrent writers: a child program the tests start, SIGKILL
+        // and run side by side (see Documentation/Reliability.md), and the code both share.
+        .target(
+            name: "FaultlineTortureKit",
+            dependencies: ["Faultline", "FaultlineSQL"],
+            path: "Tests/FaultlineTortureKit"
+        ),
+        .executableTarget(
+            name: "faultline-torture",
+            dependencies: ["FaultlineTortureKit", "Faultline", "CFaultlineSQLite"],
+            path: "Tests/faultline-torture"
+        ),
+        .testTarget(
+            name: "FaultlineTortureTests",
+            dependencies: ["FaultlineTortureKit", "FaultlineTestSupport", "faultline-torture"]
+        ),
     ]
 )
