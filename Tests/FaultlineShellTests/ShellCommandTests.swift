@@ -103,7 +103,7 @@ final class Lines: @unchecked Sendable {
         let h = try ShellHarness()
         try h.run(".raw SELECT COUNT(*) AS n FROM ZINVENTORY WHERE ZCOUNT > 1")
         #expect(h.output == "+---+\n| n |\n+---+\n| 5 |\n+---+\n1 row")
-        #expect(throws: ShellError(".raw runs read-only SQL only; change data through the object graph (insert, set, delete, save)")) {
+        #expect(throws: ShellError(".raw runs read-only SQL only (DELETE FROM ZINVENTORY); change data through the object graph (insert, set, delete, save)")) {
             try h.run(".raw DELETE FROM ZINVENTORY")
         }
         #expect(throws: ShellError.self) { try h.run(".raw SELEKT 1") }

@@ -597,7 +597,9 @@ extension ManagedObjectContext {
             case .overwrite:
                 object.version = row.version
                 overwrite.insert(ObjectIdentifier(object))
+                try rebaseToManyRelationships(of: object, keepingWholeList: true)
             case .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump:
+                try rebaseToManyRelationships(of: object, keepingWholeList: false)
                 for key in keys {
                     let stored = row.values[key]
                     let mine = changes[key]
@@ -611,6 +613,30 @@ extension ManagedObjectContext {
                 }
                 object.version = row.version
             }
+        }
+    }
+
+    /// Gives a conflicting object's to-many relationships the store's current lists as their
+    /// committed values, so the retried save writes the difference from what the store holds
+    /// now (not a join row another writer already added). The object's own list is kept
+    /// whole under the overwrite policy; under the merge policies its additions and removals
+    /// are applied to the store's list (for a set the two policies agree: the same item
+    /// cannot be added on one side and removed on the other from one starting list).
+    private func rebaseToManyRelationships(of object: ManagedObject, keepingWholeList: Bool) throws {
+        for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
+            if object.storage[relationship.name] == nil {
+                // Unfired, with pending edits: firing applies them to the store's list.
+                if object.pendingToMany[relationship.name] != nil { _ = try fireRelationshipFault(relationship, of: object) }
+                continue
+            }
+            guard let mine = object.storage[relationship.name] as? [ManagedObjectID] else { continue }
+            let old = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+            let stored = try store.fetchToManyIDs(relationship, of: object.objectID)
+            object.committed[relationship.name] = stored
+            guard !keepingWholeList else { continue }
+            let oldSet = Set(old), mineSet = Set(mine)
+            let edits = PendingToMany(added: mine.filter { !oldSet.contains($0) }, removed: oldSet.subtracting(mineSet))
+            object.storage[relationship.name] = edits.applied(to: stored)
         }
     }
 
