@@ -51,7 +51,9 @@ public final class ManagedObjectModel: Sendable {
             }
             byName[entity.name] = entity
         }
-        // Parents exist; no cycles.
+        // Parents exist; no cycles; chains no deeper than the limit (walks over them, and
+        // each entity's inherited properties, grow with the depth).
+        var children: [String: [String]] = [:]
         for entity in entities {
             var seen: Set<String> = [entity.name]
             var parent = entity.superentityName
@@ -62,8 +64,14 @@ public final class ManagedObjectModel: Sendable {
                 guard seen.insert(p).inserted else {
                     throw ModelError(.invalidModel, "entity \(entity.name): inheritance cycle through \(p)", file: sourceDescription, entity: entity.name)
                 }
+                guard seen.count <= Self.maximumInheritanceDepth else {
+                    throw ModelError(
+                        .invalidModel, "entity \(entity.name): more than \(Self.maximumInheritanceDepth) levels of parent entities",
+                        file: sourceDescription, entity: entity.name)
+                }
                 parent = parentEntity.superentityName
             }
+            if let p = entity.superentityName { children[p, default: []].append(entity.name) }
         }
         func chain(_ name: String) -> [EntityDescription] {
             var result: [EntityDescription] = []
@@ -99,7 +107,7 @@ public final class ManagedObjectModel: Sendable {
             copy.attributes = attributes.values.sorted { $0.name < $1.name }
             copy.relationships = relationships.values.sorted { $0.name < $1.name }
             copy.fetchedProperties = fetched.values.sorted { $0.name < $1.name }
-            copy.subentityNames = entities.filter { $0.superentityName == entity.name }.map(\.name).sorted()
+            copy.subentityNames = (children[entity.name] ?? []).sorted()
             resolved[entity.name] = copy
         }
         // Destinations exist; inverses point back.
@@ -149,6 +157,10 @@ public final class ManagedObjectModel: Sendable {
         self.versionIdentifiers = versionIdentifiers
         self.sourceDescription = sourceDescription
     }
+
+    /// The deepest inheritance a model may have (an entity and its parents); deeper models
+    /// are refused with ``ModelError``.
+    public static let maximumInheritanceDepth = 64
 
     /// The entity with this name, if any.
     public func entity(named name: String) -> EntityDescription? {
