@@ -113,7 +113,7 @@ public final class FLRegex: @unchecked Sendable {  // immutable after init; NSRe
         if matched { return true }
         if gaveUp {
             throw PredicateEvaluationError(
-                "MATCHES could not decide whether \"\(FLRegex.preview(text))\" matches \"\(FLRegex.preview(pattern))\" (the regular expression engine gave up: more than \(budget * 10_000) backtracking steps; \(fallbackReason ?? "the pattern") needs the backtracking engine)")
+                "MATCHES could not decide whether \"\(FLRegex.preview(text))\" matches \"\(FLRegex.preview(pattern))\" (the regular expression engine gave up after \(budget * 10_000) backtracking steps; \(fallbackReason ?? "the pattern") needs ICU's backtracking engine)")
         }
         return false
     }
@@ -445,7 +445,10 @@ struct FLRegexParser {
             // Escaped ASCII punctuation and symbols are themselves; letters, digits
             // (backreferences, octal) and everything else are ICU's to read.
             let isPunctuation = (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E)
-            guard isPunctuation else { throw unsupported("the escape \\\(Unicode.Scalar(c).map { String($0) } ?? "?")") }
+            guard isPunctuation else {
+                let name = "\\" + (Unicode.Scalar(c).map { String($0) } ?? "?")
+                throw unsupported(c >= 0x30 && c <= 0x39 ? "the backreference or octal escape \(name)" : "the escape \(name)")
+            }
             return .scalar(c)
         }
     }
