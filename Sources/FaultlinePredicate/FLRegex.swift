@@ -127,10 +127,14 @@ public final class FLRegex: @unchecked Sendable {  // immutable after init; NSRe
 final class FLRegexCache: @unchecked Sendable {  // `cache` is only touched under `lock`
     static let shared = FLRegexCache()
     private let lock = NSLock()
-    private var cache: [String: FLRegex] = [:]
+    private struct Key: Hashable {
+        var pattern: String
+        var caseInsensitive: Bool
+    }
+    private var cache: [Key: FLRegex] = [:]
 
     func regex(_ pattern: String, caseInsensitive: Bool) throws -> FLRegex {
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        let key = Key(pattern: pattern, caseInsensitive: caseInsensitive)
         if let r = lock.withLock({ cache[key] }) { return r }
         let r = try FLRegex(pattern, caseInsensitive: caseInsensitive)
         lock.withLock {
@@ -509,8 +513,8 @@ struct FLRegexParser {
         return .category(cats, negated: negated)
     }
 
-    /// `[…]` with literals, ranges, escapes and a leading `^`; nested sets, set operations,
-    /// POSIX names and unusual placements of `-`, `^`, `]`, `[` are ICU's.
+    /// `[…]` with literals, ranges, escapes, a leading `^`, a first or last `-`; nested sets,
+    /// set operations, POSIX names and other placements of `-`, `^`, `]`, `[` are ICU's.
     private mutating func characterClass() throws -> FLRegexSet {
         i += 1
         var set = FLRegexSet(items: [], negated: false)
@@ -521,6 +525,11 @@ struct FLRegexParser {
             if c == 0x5D { i += 1; break }
             let low: UInt32
             switch c {
+            case 0x2D where set.items.isEmpty || peek(1) == 0x5D:
+                // A '-' first or last is itself: `[-a]`, `[a-z0-9._%+-]`.
+                i += 1
+                set.items.append(.range(c, c))
+                continue
             case 0x5B, 0x5E, 0x2D: throw unsupported("'[', '^' or '-' inside a class")
             case 0x26 where peek(1) == 0x26: throw unsupported("'&&' in a class")
             case 0x5C:
@@ -537,8 +546,8 @@ struct FLRegexParser {
                 i += 1
                 low = c
             }
-            if peek() == 0x2D {
-                guard let next = peek(1), next != 0x5D, next != 0x5B, next != 0x2D, next != 0x5E else { throw unsupported("a '-' at the end of a class") }
+            if peek() == 0x2D, peek(1) != 0x5D {
+                guard let next = peek(1), next != 0x5B, next != 0x2D, next != 0x5E else { throw unsupported("a '-' before '[', '-' or '^' in a class") }
                 i += 1
                 let high: UInt32
                 if next == 0x5C {
