@@ -157,6 +157,23 @@ import Testing
         }
     }
 
+    @Test func edgeCasesOfTheSyntaxAsICU() throws {
+        let patterns = ["|a", "a|", "(|a)", "()", "(?:)", "a{0}", "a{0,0}", "(a|)+", "(a*)*", "(a*)+b", "x{3,}", "a{2,3}?b", "\\Qa*\\E+",
+                        "\\Q\\E", "[\\]]", "[\\[]", "[a\\-z]", "\\u0041\\U00000042", "\\x{1F600}", "[\\x{1F600}-\\x{1F64F}]+", "😀.", "\\p{L}+\\P{L}",
+                        "[^\\s]", "[\\S\\d]", "\\$\\^\\|", "[*+?{}()|$.]+", "\\e\\a\\f", "\\x41{2}", "a#b c", "(?:a|b)*?c"]
+        let texts = ["", "a", "aa", "b", "ab", "aab", "xxx", "xxxx", "a*", "a*a*", "a|b", "]", "[", "-", "AB", "😀", "😀x", "😀😃", "ab1", "a ", "$^|",
+                     "*+?{}()|$.", "\u{1B}\u{07}\u{0C}", "AA", "a#b c", "abac"]
+        for p in patterns {
+            for caseInsensitive in [false, true] {
+                let regex = try FLRegex(p, caseInsensitive: caseInsensitive)
+                #expect(regex.isLinear, "\(p): \(regex.fallbackReason ?? "")")
+                for t in texts {
+                    #expect(try regex.matches(t) == Self.icu(p, t, caseInsensitive: caseInsensitive), "\(p) on \(t.debugDescription)")
+                }
+            }
+        }
+    }
+
     @Test func theDefectsPatternIsDecidedInLinearTime() throws {
         let regex = try FLRegex("(a+)+c|a*b")
         #expect(regex.isLinear)
