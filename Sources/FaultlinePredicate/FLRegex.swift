@@ -758,42 +758,55 @@ struct FLRegexProgram: Sendable {
             }
         }
         let n = code.count
-        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: 5 * n + 2) { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return false }
-            base.initialize(repeating: 0, count: 5 * n + 2)
-            // Two sparse sets (dense + sparse each) and a stack.
-            var current = SparseSet(dense: base, sparse: base + n, count: 0)
-            var next = SparseSet(dense: base + 2 * n, sparse: base + 3 * n, count: 0)
-            let stack = base + 4 * n
-            var position = 0
-            addThread(&current, 0, position, length, dollar, stack)
-            for scalar in scalars {
-                if current.count == 0 { return false }
-                let v = scalar.value
-                let folded = caseInsensitive ? FLCaseFolding.key(v) : v
-                next.count = 0
-                position += 1
-                for k in 0..<current.count {
-                    let pc = Int(current.dense[k])
-                    let inst = code[pc]
-                    let advance: Bool
-                    switch inst.op {
-                    case .scalar: advance = UInt32(bitPattern: inst.a) == v
-                    case .fold: advance = UInt32(bitPattern: inst.a) == folded
-                    case .set:
-                        let index = Int(inst.a)
-                        if v < 64 { advance = asciiBits[index].0 & (1 << UInt64(v)) != 0 }
-                        else if v < 128 { advance = asciiBits[index].1 & (1 << UInt64(v - 64)) != 0 }
-                        else { advance = sets[index].contains(v, caseInsensitive: caseInsensitive) }
-                    default: advance = false
-                    }
-                    if advance { addThread(&next, pc + 1, position, length, dollar, stack) }
-                }
-                swap(&current, &next)
-            }
-            for k in 0..<current.count where code[Int(current.dense[k])].op == .match { return true }
-            return false
+        let capacity = 5 * n + 2
+        // Small programs keep their thread lists on the stack; large ones on the heap, since
+        // SQLite may call the function on a thread with a small stack.
+        if capacity > 4096 {
+            let base = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+            defer { base.deallocate() }
+            return run(scalars, base, n, length, dollar)
         }
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: capacity) { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            return run(scalars, base, n, length, dollar)
+        }
+    }
+
+    /// The simulation, with `5 n + 2` words of scratch space at `base`.
+    private func run(_ scalars: String.UnicodeScalarView, _ base: UnsafeMutablePointer<Int32>, _ n: Int, _ length: Int, _ dollar: Int) -> Bool {
+        base.initialize(repeating: 0, count: 5 * n + 2)
+        // Two sparse sets (dense + sparse each) and a stack.
+        var current = SparseSet(dense: base, sparse: base + n, count: 0)
+        var next = SparseSet(dense: base + 2 * n, sparse: base + 3 * n, count: 0)
+        let stack = base + 4 * n
+        var position = 0
+        addThread(&current, 0, position, length, dollar, stack)
+        for scalar in scalars {
+            if current.count == 0 { return false }
+            let v = scalar.value
+            let folded = caseInsensitive ? FLCaseFolding.key(v) : v
+            next.count = 0
+            position += 1
+            for k in 0..<current.count {
+                let pc = Int(current.dense[k])
+                let inst = code[pc]
+                let advance: Bool
+                switch inst.op {
+                case .scalar: advance = UInt32(bitPattern: inst.a) == v
+                case .fold: advance = UInt32(bitPattern: inst.a) == folded
+                case .set:
+                    let index = Int(inst.a)
+                    if v < 64 { advance = asciiBits[index].0 & (1 << UInt64(v)) != 0 }
+                    else if v < 128 { advance = asciiBits[index].1 & (1 << UInt64(v - 64)) != 0 }
+                    else { advance = sets[index].contains(v, caseInsensitive: caseInsensitive) }
+                default: advance = false
+                }
+                if advance { addThread(&next, pc + 1, position, length, dollar, stack) }
+            }
+            swap(&current, &next)
+        }
+        for k in 0..<current.count where code[Int(current.dense[k])].op == .match { return true }
+        return false
     }
 
     private struct SparseSet {

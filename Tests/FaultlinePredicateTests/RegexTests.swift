@@ -198,6 +198,8 @@ import Testing
             }
         }
         #expect(try FLRegex("[a-z]{1,255}").matches("abc"))
+        let large = try FLRegex("[a-z]{1,900}")  // thread lists on the heap
+        #expect(try large.matches(String(repeating: "q", count: 900)) && !large.matches(String(repeating: "q", count: 901)))
         #expect(Date().timeIntervalSince(start) < 1)
     }
 
