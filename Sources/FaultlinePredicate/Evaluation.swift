@@ -268,8 +268,7 @@ struct FLEvaluator {
         case .matches:
             let t = options.contains(.diacriticInsensitive) ? FLStrings.fold(text, .diacriticInsensitive) : text
             let p = options.contains(.diacriticInsensitive) ? FLStrings.fold(pattern, .diacriticInsensitive) : pattern
-            let regex = try FLRegexCache.shared.regex(p, caseInsensitive: options.contains(.caseInsensitive))
-            return regex.firstMatch(in: t, options: [], range: NSRange(t.startIndex..., in: t)) != nil
+            return try FLRegex.cached(p, caseInsensitive: options.contains(.caseInsensitive)).matches(t)
         case .like:
             return FLStrings.like(FLStrings.fold(text, options), FLStrings.fold(pattern, options))
         default:

@@ -133,32 +133,6 @@ enum FLStrings {
     }
 }
 
-/// A thread-safe cache of compiled `MATCHES` patterns.
-final class FLRegexCache: @unchecked Sendable {
-    static let shared = FLRegexCache()
-    private let lock = NSLock()
-    private var cache: [String: NSRegularExpression] = [:]
-
-    func regex(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
-        lock.lock()
-        if let r = cache[key] { lock.unlock(); return r }
-        lock.unlock()
-        let r: NSRegularExpression
-        do {
-            r = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z",
-                                        options: caseInsensitive ? [.caseInsensitive] : [])
-        } catch {
-            throw PredicateEvaluationError("invalid regular expression \"\(pattern)\" for MATCHES")
-        }
-        lock.lock()
-        if cache.count > 256 { cache.removeAll() }
-        cache[key] = r
-        lock.unlock()
-        return r
-    }
-}
-
 /// Comparison helpers shared by predicates and sort descriptors.
 enum FLCompare {
     /// Unwraps optionals, `NSNull`, object references and ``FLPredicateArgumentConvertible`` values.

@@ -1,4 +1,5 @@
 import FaultlineModel
+import FaultlinePredicate
 import Foundation
 
 extension ManagedObjectContext {
@@ -58,9 +59,13 @@ extension ManagedObjectContext {
                 if let minimum, length < minimum { fail(.stringTooShort, key, "\(key) is \(Int(length)) characters long, shorter than the minimum \(Int(minimum))") }
                 if let maximum, length > maximum { fail(.stringTooLong, key, "\(key) is \(Int(length)) characters long, longer than the maximum \(Int(maximum))") }
                 if let pattern = attribute.regularExpressionString, !pattern.isEmpty {
-                    let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$")
-                    let range = NSRange(text.startIndex..., in: text)
-                    if regex?.firstMatch(in: text, range: range) == nil { fail(.stringPatternMatching, key, "\(key) \"\(text)\" does not match the pattern \(pattern)") }
+                    // The MATCHES engine (whole-string match, linear time, or an error when it
+                    // cannot decide): a pattern that cannot be checked fails, saying why.
+                    do {
+                        if try !FLRegex.cached(pattern).matches(text) { fail(.stringPatternMatching, key, "\(key) \"\(text)\" does not match the pattern \(pattern)") }
+                    } catch {
+                        fail(.stringPatternMatching, key, "\(key) \"\(text)\" could not be checked against the pattern \(pattern): \(error)")
+                    }
                 }
             case let date as Date:
                 let seconds = date.timeIntervalSinceReferenceDate

@@ -8,6 +8,9 @@ import Foundation
 /// The string functions implement the predicate operators with the same rules as in-memory
 /// evaluation (``FaultlinePredicate/FLComparison/compare(_:_:_:options:)``), so a fetch and
 /// `FLPredicate.evaluate(with:)` select the same objects. Any NULL argument gives NULL.
+/// A comparison that cannot be decided (a `MATCHES` pattern ``FaultlinePredicate/FLRegex``
+/// cannot decide on a value, an invalid pattern) raises an SQL error, so the statement fails
+/// with its message instead of leaving the row out.
 ///
 /// | function | arguments |
 /// | --- | --- |
