@@ -78,27 +78,32 @@ extension Shell {
         if let problem = RegularFile.problem(atPath: path) {
             throw ShellError("\(path): .read reads a file of commands, and this is \(problem)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ShellError("\(path): cannot read this file")
+        let descriptor = LineReader.openForReading(path)
+        guard descriptor >= 0 else {
+            throw ShellError("\(path): cannot read this file (\(String(cString: strerror(errno))))")
         }
+        defer { close(descriptor) }
         readDepth += 1
         defer { readDepth -= 1 }
-        var pending = ""
+        var pending = CommandAccumulator()
         var startLine = 0
-        for (index, line) in String(decoding: data, as: UTF8.self).components(separatedBy: "\n").enumerated() {
-            if pending.isEmpty { startLine = index + 1 }
-            pending += pending.isEmpty ? line : "\n" + line
-            if Shell.needsContinuation(pending) { continue }
-            let text = pending
-            pending = ""
+        var index = 0
+        let reader = LineReader(descriptor: descriptor)
+        while let item = reader.next() {
+            index += 1
+            if pending.isEmpty { startLine = index }
             do {
+                guard case .line(let line) = item else {
+                    throw ShellError("a line longer than the limit of \(CommandAccumulator.maximumBytes / 1024) KiB")
+                }
+                guard let text = try pending.add(line) else { continue }
                 try run(line: text)
             } catch {
                 throw ShellError("\(path):\(startLine): \(error)")
             }
             if didQuit { return }
         }
-        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if !pending.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ShellError("\(path):\(startLine): a quote or parenthesis is still open at the end of the file")
         }
     }

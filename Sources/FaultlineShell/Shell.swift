@@ -299,24 +299,12 @@ public final class Shell {
     /// Whether text typed so far leaves a quote, parenthesis or brace open, so the shell
     /// should read another line before running it.
     public static func needsContinuation(_ text: String) -> Bool {
-        // A `--` comment is complete on its line, whatever quotes it holds.
-        if text.trimmingCharacters(in: .whitespaces).hasPrefix("--") { return false }
-        var depth = 0
-        var quote: Character?
-        var escaped = false
-        for c in text {
-            if let q = quote {
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == q { quote = nil }
-                continue
-            }
-            switch c {
-            case "\"", "'": quote = c
-            case "(", "{", "[": depth += 1
-            case ")", "}", "]": depth -= 1
-            default: break
-            }
+        var accumulator = CommandAccumulator()
+        var open = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            open = ((try? accumulator.add(String(line))) ?? nil) == nil && !accumulator.isEmpty
         }
-        return quote != nil || depth > 0
+        return open
     }
 
     /// Prints a result table, capped at ``rowCap`` rows with a line saying what was left out.

@@ -48,25 +48,37 @@ public enum ShellRunner {
         }
         var status: Int32 = 0
         defer { warnOfUnsavedChanges(shell) }
-        var pending = ""
+        var pending = CommandAccumulator()
         var lineNumber = 0
         var startLine = 0
+        let reader = LineReader(descriptor: STDIN_FILENO)
         // Each command runs as soon as its last line is read, so another program can drive
         // the shell through a pipe and read each answer before sending the next command.
-        while let line = readLine(strippingNewline: true) {
+        while let item = reader.next() {
             lineNumber += 1
             if pending.isEmpty { startLine = lineNumber }
-            pending += pending.isEmpty ? line : "\n" + line
-            if Shell.needsContinuation(pending) { continue }
-            let command = pending
-            pending = ""
+            let command: String?
+            do {
+                guard case .line(let line) = item else {
+                    guard case .tooLong(let length) = item else { continue }
+                    pending = CommandAccumulator()
+                    throw ShellError("a line of \(length) bytes is longer than the limit of \(CommandAccumulator.maximumBytes / 1024) KiB: skipped")
+                }
+                command = try pending.add(line)
+            } catch {
+                report("Error: line \(lineNumber): \(error)")
+                status = 1
+                if !keepGoing { return status }
+                continue
+            }
+            guard let command else { continue }
             if !execute(command, shell: shell, location: "line \(startLine)") {
                 status = 1
                 if !keepGoing || shell.standardStreamFailure != nil { return status }
             }
             if shell.didQuit { break }
         }
-        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if !pending.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             report("Error: line \(startLine): a quote or parenthesis is still open at the end of the input")
             status = 1
         }
@@ -97,7 +109,7 @@ public enum ShellRunner {
         Interactive.shell = shell
         installCompletion()
         installInterruptHandler(shell: shell)
-        var pending = ""
+        var pending = CommandAccumulator()
         while !shell.didQuit {
             let read = readline(pending.isEmpty ? "faultline> " : "      ...> ")
             faultline_unblock_sigint()
@@ -106,7 +118,7 @@ public enum ShellRunner {
                 if Interactive.interrupted != 0 {
                     // Ctrl-C at the prompt: drop the line, stay in the shell.
                     Interactive.interrupted = 0
-                    pending = ""
+                    pending = CommandAccumulator()
                     continue
                 }
                 break
@@ -118,12 +130,16 @@ public enum ShellRunner {
                 // once the line is entered; it drops the unfinished lines of a multi-line
                 // command, and never ends the shell.
                 Interactive.interrupted = 0
-                pending = ""
+                pending = CommandAccumulator()
             }
-            pending += pending.isEmpty ? line : "\n" + line
-            if Shell.needsContinuation(pending) { continue }
-            let command = pending
-            pending = ""
+            let completed: String?
+            do {
+                completed = try pending.add(line)
+            } catch {
+                report("Error: \(error)")
+                continue
+            }
+            guard let command = completed else { continue }
             if !command.trimmingCharacters(in: .whitespaces).isEmpty {
                 add_history(command)
                 write_history(history)

@@ -1,3 +1,4 @@
+import FaultlineShell
 import FaultlineTestSupport
 import Foundation
 import Testing
@@ -158,5 +159,55 @@ import Testing
         let syntax = try TestSupport.faultline([Self.inventory.path, "-c", ".raw SELECT 1; SELEC 2"])
         #expect(syntax.status == 1 && syntax.stdout.isEmpty)
         #expect(syntax.stderr.contains("syntax error"))
+    }
+
+    @Test func aLineLongerThanTheLimitIsSkippedInBoundedMemory() throws {
+        let folder = try TestSupport.temporaryDirectory("hostile")
+        let input = folder.appendingPathComponent("input.txt")
+        var data = Data("count Location\n".utf8)
+        data.append(Data(repeating: UInt8(ascii: "x"), count: 3 * CommandAccumulator.maximumBytes))
+        data.append(Data("\ncount Asset\n".utf8))
+        try data.write(to: input)
+        let piped = try Self.faultlineInShell("'\(Self.inventory.path)' --keep-going --sql-debug 0", "< '\(input.path)'")
+        #expect(piped.status == 1)
+        #expect(piped.stdout == "3\n5\n")
+        #expect(piped.stderr == "Error: line 2: a line of \(3 * CommandAccumulator.maximumBytes) bytes is longer than the limit of 1024 KiB: skipped\n")
+        let read = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "-c", ".read \(input.path)"])
+        #expect(read.status == 1)
+        #expect(read.stdout == "3\n")
+        #expect(read.stderr.contains("\(input.path):2: a line longer than the limit of 1024 KiB"))
+    }
+
+    @Test func garbageOnStandardInputIsLinearWork() throws {
+        // An unclosed quote used to make every later line rescan all the earlier ones (1 MB of
+        // random bytes took 141 s); each line is now scanned once, and a command that grows
+        // past the limit is dropped.
+        // Bytes that look random (a multiplicative hash of the position), quotes and all.
+        let bytes = (0..<(2 * CommandAccumulator.maximumBytes)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let folder = try TestSupport.temporaryDirectory("hostile")
+        let input = folder.appendingPathComponent("garbage")
+        try Data(bytes + Array("\ncount Location\n".utf8)).write(to: input)
+        let result = try Self.faultlineInShell("'\(Self.inventory.path)' --keep-going --sql-debug 0", "< '\(input.path)'")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Error: line"))
+    }
+
+    @Test func theAccumulatorJoinsLinesAndDropsOversizedCommands() throws {
+        var accumulator = CommandAccumulator()
+        #expect(try accumulator.add("fetch Asset where label == \"a") == nil)
+        #expect(try accumulator.add("b\" sort by label") == "fetch Asset where label == \"a\nb\" sort by label")
+        #expect(accumulator.isEmpty)
+        #expect(try accumulator.add("-- a comment with \" a quote") == "-- a comment with \" a quote")
+        #expect(try accumulator.add("count Asset where (label == \"\\\"\"") == nil)
+        #expect(try accumulator.add(")") == "count Asset where (label == \"\\\"\"\n)")
+        #expect(try accumulator.add("\"open") == nil)
+        let line = String(repeating: "y", count: 64 * 1024)
+        var dropped = false
+        for _ in 0..<20 {
+            do { _ = try accumulator.add(line) } catch { dropped = true; break }
+        }
+        #expect(dropped)
+        #expect(accumulator.isEmpty)
+        #expect(try accumulator.add("count Asset") == "count Asset")
     }
 }
