@@ -37,10 +37,14 @@ public final class Connection {
 
     /// Opens (or creates) a database.
     ///
-    /// - Parameter readOnlyOptions: with ``Mode/readOnly``, how far SQLite may touch the
-    ///   files beside the database; see ``ReadOnlyOptions``.
+    /// - Parameters:
+    ///   - readOnlyOptions: with ``Mode/readOnly``, how far SQLite may touch the files beside
+    ///     the database; see ``ReadOnlyOptions``.
+    ///   - vfs: the name of a registered SQLite VFS to open the database through (`unix-dotfile`
+    ///     for a file system without POSIX locks, a test's fault-injecting VFS); nil for
+    ///     SQLite's default.
     /// - Throws: ``SQLiteError`` naming the path when it cannot be opened.
-    public init(path: String, mode: Mode = .readOnly, readOnlyOptions: ReadOnlyOptions = []) throws {
+    public init(path: String, mode: Mode = .readOnly, readOnlyOptions: ReadOnlyOptions = [], vfs: String? = nil) throws {
         self.path = mode == .inMemory ? ":memory:" : path
         self.mode = mode
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -58,7 +62,7 @@ public final class Connection {
                 + (mode == .readOnly ? readOnlyOptions.uriQuery : "")
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(target, &db, flags, nil)
+        let rc = sqlite3_open_v2(target, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
