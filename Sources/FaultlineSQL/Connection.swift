@@ -188,17 +188,29 @@ public final class Connection {
     }
 
     /// Runs `body` in a transaction; commits when it returns, rolls back when it throws.
+    ///
+    /// A `COMMIT` that fails with `SQLITE_IOERR_UNLOCK` counts as committed: in a
+    /// rollback-journal database that error comes from releasing the write lock after the
+    /// journal was finalized, so the changes are on disk and a caller that retried would
+    /// write them twice.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try execute("BEGIN \(kind.rawValue)")
         do {
             let result = try body()
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch let error as SQLiteError where error.code == Self.ioerrUnlock && !isInTransaction {
+                return result
+            }
             return result
         } catch {
             if isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
     }
+
+    /// `SQLITE_IOERR_UNLOCK` (a macro Swift does not import).
+    private static let ioerrUnlock = SQLITE_IOERR | (8 << 8)
 
     // MARK: Tracing
 
