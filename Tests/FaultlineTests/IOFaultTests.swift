@@ -396,7 +396,7 @@ final class FaultyVFS {
                     let start = Date()
                     var messages: Set<String> = []
                     // A WAL lock that stays busy costs SQLite's ~10 s of retries: three call numbers.
-                    let numbers = fault.kind == .shmLock && fault.sticky ? Array(Set([1, (count + 1) / 2, count])).sorted() : IOFaultTests.callNumbers(count)
+                    let numbers = fault.kind == .shmLock && fault.sticky && count > 0 ? Array(Set([1, (count + 1) / 2, count])).sorted() : IOFaultTests.callNumbers(count)
                     for nth in numbers where nth > 0 {
                         switch try trial(fault, nth: nth) {
                         case .saved: saved += 1
@@ -492,6 +492,7 @@ enum FaultCodes {
             #"\(SQLITE_FULL\): database or disk is full: the disk is full"#,
             #"\(SQLITE_CANTOPEN\): unable to open database file: a file could not be opened"#,
             #"SQLite error 5: database is locked"#,
+            #"\(SQLITE_PROTOCOL\): locking protocol: the WAL index locks stayed busy"#,
         ]
         return message.contains(path) && phrases.contains { message.range(of: $0, options: .regularExpression) != nil }
     }
