@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps samples clean crash-test crash-test-long
+.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -14,6 +14,16 @@ test: deps
 
 build: deps
 	swift build
+
+# The test suite under AddressSanitizer, ThreadSanitizer, or both (own build folders).
+asan: deps
+	scripts/sanitize.sh address
+
+tsan: deps
+	scripts/sanitize.sh thread
+
+sanitize: deps
+	scripts/sanitize.sh all
 
 # Installs only what is missing, so a machine that has everything is not touched.
 deps:
@@ -41,4 +51,4 @@ samples: build
 	done
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan .build-tsan

@@ -51,10 +51,19 @@ let package = Package(
             dependencies: ["Faultline"],
             path: "Tests/FaultlineTestSupport"
         ),
+        // A SQLite VFS that fails chosen I/O calls: for tests only, in no product.
+        .target(
+            name: "CFaultlineFaultVFS",
+            dependencies: ["CFaultlineSQLite"],
+            path: "Tests/CFaultlineFaultVFS"
+        ),
         .testTarget(name: "FaultlineSQLTests", dependencies: ["FaultlineSQL", "FaultlineTestSupport"]),
         .testTarget(name: "FaultlineModelTests", dependencies: ["FaultlineModel", "FaultlineTestSupport"]),
         .testTarget(name: "FaultlinePredicateTests", dependencies: ["FaultlinePredicate"]),
-        .testTarget(name: "FaultlineTests", dependencies: ["Faultline", "FaultlineTestSupport", "CFaultlineSQLite"]),
+        .testTarget(
+            name: "FaultlineTests",
+            dependencies: ["Faultline", "FaultlineTestSupport", "CFaultlineSQLite", "CFaultlineFaultVFS"]
+        ),
         .testTarget(
             name: "FaultlineShellTests",
             dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"]

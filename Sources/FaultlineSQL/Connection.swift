@@ -37,10 +37,14 @@ public final class Connection {
 
     /// Opens (or creates) a database.
     ///
-    /// - Parameter readOnlyOptions: with ``Mode/readOnly``, how far SQLite may touch the
-    ///   files beside the database; see ``ReadOnlyOptions``.
+    /// - Parameters:
+    ///   - readOnlyOptions: with ``Mode/readOnly``, how far SQLite may touch the files beside
+    ///     the database; see ``ReadOnlyOptions``.
+    ///   - vfs: the name of a registered SQLite VFS to open the database through (`unix-dotfile`
+    ///     for a file system without POSIX locks, a test's fault-injecting VFS); nil for
+    ///     SQLite's default.
     /// - Throws: ``SQLiteError`` naming the path when it cannot be opened.
-    public init(path: String, mode: Mode = .readOnly, readOnlyOptions: ReadOnlyOptions = []) throws {
+    public init(path: String, mode: Mode = .readOnly, readOnlyOptions: ReadOnlyOptions = [], vfs: String? = nil) throws {
         self.path = mode == .inMemory ? ":memory:" : path
         self.mode = mode
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -58,7 +62,7 @@ public final class Connection {
                 + (mode == .readOnly ? readOnlyOptions.uriQuery : "")
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(target, &db, flags, nil)
+        let rc = sqlite3_open_v2(target, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
@@ -222,17 +226,29 @@ public final class Connection {
     }
 
     /// Runs `body` in a transaction; commits when it returns, rolls back when it throws.
+    ///
+    /// A `COMMIT` that fails with `SQLITE_IOERR_UNLOCK` counts as committed: in a
+    /// rollback-journal database that error comes from releasing the write lock after the
+    /// journal was finalized, so the changes are on disk and a caller that retried would
+    /// write them twice.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try execute("BEGIN \(kind.rawValue)")
         do {
             let result = try body()
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch let error as SQLiteError where error.code == Self.ioerrUnlock && !isInTransaction {
+                return result
+            }
             return result
         } catch {
             if isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
     }
+
+    /// `SQLITE_IOERR_UNLOCK` (a macro Swift does not import).
+    private static let ioerrUnlock = SQLITE_IOERR | (8 << 8)
 
     // MARK: Tracing
 

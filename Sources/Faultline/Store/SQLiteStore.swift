@@ -25,16 +25,21 @@ public final class SQLiteStore {
         /// every save in them whatever this says (Core Data refuses to write such a store
         /// without the key; Faultline keeps its history instead).
         public var persistentHistoryTracking: Bool
+        /// The name of a registered SQLite VFS to open the file through, or nil (the default)
+        /// for SQLite's own. For special file systems (`unix-dotfile` where POSIX locks do not
+        /// work) and for tests that inject I/O faults; the files are the same either way.
+        public var vfsName: String?
 
         /// Creates options; the default is read-only.
         public init(
             readOnly: Bool = true, createIfMissing: Bool = false, externalBinaryDataThreshold: Int = 128 * 1024,
-            persistentHistoryTracking: Bool = false
+            persistentHistoryTracking: Bool = false, vfsName: String? = nil
         ) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.externalBinaryDataThreshold = externalBinaryDataThreshold
             self.persistentHistoryTracking = persistentHistoryTracking
+            self.vfsName = vfsName
         }
     }
 
@@ -149,9 +154,9 @@ public final class SQLiteStore {
             if options.readOnly {
                 let plan = try SQLiteStore.readOnlyPlan(path: path)
                 self.snapshotFolder = plan.snapshot
-                connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
+                connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options, vfs: options.vfsName)
             } else {
-                connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate)
+                connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate, vfs: options.vfsName)
             }
         } catch let error as SQLiteError {
             throw StoreError(.cannotOpen, error.message, path: path)
