@@ -543,6 +543,10 @@ struct Parser {
         case ("NSDate", .double(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
         case ("NSDate", .decimal(let v)):
             return .date(Date(timeIntervalSinceReferenceDate: NSDecimalNumber(decimal: v).doubleValue))
+        case ("NSDate", .string(let s)):
+            // Not in Foundation's NSPredicate (it casts numbers only): the dates the shell prints.
+            guard let d = FLDateLiteral.parse(s) else { throw error("invalid date \"\(s)\": expected \(FLDateLiteral.expectedForm)") }
+            return .date(d)
         case ("NSUUID", .string(let s)), ("UUID", .string(let s)):
             guard let u = UUID(uuidString: s) else { throw error("invalid UUID string \"\(s)\"") }
             return .uuid(u)

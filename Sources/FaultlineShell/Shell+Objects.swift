@@ -10,8 +10,8 @@ extension Shell {
             throw ShellError("entity \(command.entity) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
         }
         var request = FetchRequest(entityName: command.entity)
-        if let text = command.predicate {
-            request.predicate = try parsePredicate(text)
+        if let text = command.predicate, let entity = session.model.entity(named: command.entity) {
+            request.predicate = try parsePredicate(text, for: entity)
         }
         request.sortDescriptors = command.sort.map {
             FLSortDescriptor(key: $0.keyPath, ascending: $0.ascending, comparator: $0.selector.flatMap(FLSortDescriptor.Comparator.init(rawValue:)) ?? .compare)
@@ -24,10 +24,14 @@ extension Shell {
     }
 
     /// Parses an NSPredicate format string; a syntax error shows the command line with a
-    /// caret under the column where parsing stopped.
-    func parsePredicate(_ text: String) throws -> FLPredicate {
+    /// caret under the column where parsing stopped. Strings compared with Date, UUID and URI
+    /// attributes of `entity` are read as those types (people type dates as the shell prints
+    /// them: `date > "2026-11-05T00:00:00Z"`).
+    func parsePredicate(_ text: String, for entity: EntityDescription) throws -> FLPredicate {
         do {
-            return try FLPredicate(format: text)
+            return try FLPredicate(format: text).convertingStringLiterals(for: entity, in: session.model)
+        } catch let error as PredicateSQLError {
+            throw ShellError(error.message)
         } catch let error as PredicateSyntaxError {
             var message = error.description
             if let line = currentLine, let range = line.range(of: text) {
@@ -75,11 +79,14 @@ extension Shell {
     func evaluate(_ text: String) throws {
         let parts = FetchCommand.splitClauses(text)
         guard let head = parts.first?.text.trimmingCharacters(in: .whitespaces) else { return }
-        var filter: FLPredicate?
+        var filterText: String?
         for part in parts.dropFirst() {
             guard part.keyword == "where" else { throw ShellError("only 'where' may follow a key path, as in: $1.inventories where count > 1") }
-            filter = try parsePredicate(part.text.trimmingCharacters(in: .whitespaces))
+            filterText = part.text.trimmingCharacters(in: .whitespaces)
         }
+        // Parsed first (a syntax error comes before any fault fires), then read against the
+        // destination entity once it is known.
+        var filter = try filterText.map { try FLPredicate(format: $0) }
         let (object, keyPath) = try resolveHandle(head)
         if filter != nil && keyPath == nil { throw ShellError("'where' filters a to-many key path, as in: $1.inventories where count > 1") }
         guard let keyPath else {
@@ -93,6 +100,7 @@ extension Shell {
             return
         }
         if let objects = value as? [ManagedObject], let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity) {
+            if let text = filterText { filter = try parsePredicate(text, for: destination) }
             let shown = try filter.map { predicate in try objects.filter { try predicate.evaluate(with: $0) } } ?? objects
             printObjects(shown, entity: destination)
             return

@@ -439,8 +439,18 @@ extension PredicateSQL {
         case .double(let d): return .real(d)
         case .decimal(let d): return .real(NSDecimalNumber(decimal: d).doubleValue)
         case .string(let s):
-            if case .attribute(.uuid) = kind, let u = UUID(uuidString: s) { return ValueCoding.encode(u, as: .uuid) }
-            return .text(s)
+            switch kind {
+            case .attribute(.uuid):
+                if let u = UUID(uuidString: s) { return ValueCoding.encode(u, as: .uuid) }
+                throw PredicateSQLError("Unable to generate SQL for predicate (\(context.display)): a UUID attribute cannot be compared with the string \"\(s)\", which is not a UUID")
+            case .attribute(.date):
+                // A Date column holds seconds since 2001: compared with text, SQLite would
+                // silently answer as if every date were smaller.
+                throw PredicateSQLError(
+                    "Unable to generate SQL for predicate (\(context.display)): a Date attribute cannot be compared with the string \"\(s)\" (pass a date, write CAST(\"\(s)\", \"NSDate\"), or convert strings with convertingStringLiterals(for:in:))")
+            default:
+                return .text(s)
+            }
         case .date(let d): return .real(d.timeIntervalSinceReferenceDate)
         case .data(let d): return .blob(d)
         case .uuid(let u): return ValueCoding.encode(u, as: .uuid)
