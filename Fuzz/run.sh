@@ -2,6 +2,8 @@
 # Builds the fuzz targets with libFuzzer and AddressSanitizer and runs them, one after another.
 #
 #   Fuzz/run.sh [TARGET…]            FUZZ_MINUTES minutes each (default 5)
+#   FUZZ_KEEP_GOING=1 Fuzz/run.sh    the same, but a crash does not stop the target (libFuzzer's
+#                                    fork mode): every crash is saved, to triage afterwards
 #   Fuzz/run.sh --smoke [TARGET…]    every seed and regression input, then FUZZ_SMOKE_RUNS
 #                                    (default 300) mutated inputs each, from a fixed seed
 #
@@ -64,8 +66,10 @@ for t in "${targets[@]}"; do
     echo "($(( $(date +%s) - started )) s)"
   else
     echo "== fuzz-$t: $minutes minutes"
-    "${run[@]}" -max_total_time=$(( minutes * 60 )) "$corpus" "Fuzz/.work/seeds/$t" "Fuzz/regressions/$t" \
-      2>&1 | tee "Fuzz/.work/$t.log" | grep -E '^#[0-9]+.*(pulse|DONE)|ERROR|^stat::|SUMMARY|artifact' || true
+    keep_going=()
+    [ "${FUZZ_KEEP_GOING:-0}" != 1 ] || keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+    "${run[@]}" "${keep_going[@]}" -max_total_time=$(( minutes * 60 )) "$corpus" "Fuzz/.work/seeds/$t" "Fuzz/regressions/$t" \
+      2>&1 | tee "Fuzz/.work/$t.log" | grep -E '^#[0-9]+.*(pulse|DONE)|ERROR|^stat::|SUMMARY|artifact|^INFO: fuzzed for' || true
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   fi
 done

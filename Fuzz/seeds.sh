@@ -5,12 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=Fuzz/.work/seeds
+final=Fuzz/.work/seeds
 corpus=${FAULTLINE_CORPUS:-/work/shared/corpus}
-rm -rf "$out"
-mkdir -p "$out"/{predicate,xml-model,compiled-model,shell}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Written aside and moved into place at the end, so a run that is reading the seeds (another
+# target's, started at the same time) does not see a half-made folder.
+out=$tmp/seeds
+mkdir -p "$out"/{predicate,xml-model,compiled-model,shell}
 
 # Names each seed by its content, so duplicates collapse.
 put() { # target file
@@ -100,7 +102,12 @@ LINES
 while IFS= read -r line; do put_text shell "$line"; done < "$tmp/lines"
 put shell "$tmp/lines"
 
+mkdir -p "$final"
 for t in predicate xml-model compiled-model shell; do
-  printf '%-15s %4d seeds\n' "$t" "$(ls "$out/$t" | wc -l)"
+  rm -rf "$final/$t.old"
+  [ ! -d "$final/$t" ] || mv "$final/$t" "$final/$t.old"
+  mv "$out/$t" "$final/$t"
+  rm -rf "$final/$t.old"
+  printf '%-15s %4d seeds\n' "$t" "$(ls "$final/$t" | wc -l)"
 done
 [ -d "$corpus" ] || echo "(no corpus at $corpus: seeds from this repository only)"
