@@ -68,9 +68,12 @@ for t in "${targets[@]}"; do
     echo "== fuzz-$t: $minutes minutes"
     keep_going=()
     [ "${FUZZ_KEEP_GOING:-0}" != 1 ] || keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+    set +e
     "${run[@]}" "${keep_going[@]}" -max_total_time=$(( minutes * 60 )) "$corpus" "Fuzz/.work/seeds/$t" "Fuzz/regressions/$t" \
-      2>&1 | tee "Fuzz/.work/$t.log" | grep -E '^#[0-9]+.*(pulse|DONE)|ERROR|^stat::|SUMMARY|artifact|^INFO: fuzzed for' || true
-    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+      2>&1 | tee "Fuzz/.work/$t.log" | grep -E '^#[0-9]+.*(pulse|DONE)|^#[0-9]+: cov|ERROR|^stat::|SUMMARY|artifact|^INFO: fuzzed for'
+    fuzzer=${PIPESTATUS[0]}
+    set -e
+    [ "$fuzzer" = 0 ] || status=1
   fi
 done
 exit $status
