@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize
+.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize fuzz fuzz-smoke
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -50,5 +50,16 @@ samples: build
 	  .build/debug/faultline Samples/$$s/$$s.sqlite < Samples/$$s/tour.fl > Samples/$$s/tour.transcript 2>&1 || exit 1; \
 	done
 
+# libFuzzer with AddressSanitizer (Fuzz/): every target FUZZ_MINUTES minutes (default 5), one
+# after another, growing Fuzz/.work/corpus; crashes land in Fuzz/.work/artifacts. FUZZ_TARGETS
+# picks some of predicate, xml-model, compiled-model, shell. fuzz-smoke is CI's short run.
+FUZZ_MINUTES ?= 5
+FUZZ_TARGETS ?=
+fuzz: deps
+	FUZZ_MINUTES=$(FUZZ_MINUTES) Fuzz/run.sh $(FUZZ_TARGETS)
+
+fuzz-smoke: deps
+	Fuzz/run.sh --smoke $(FUZZ_TARGETS)
+
 clean:
-	rm -rf .build .build-asan .build-tsan
+	rm -rf .build .build-asan .build-tsan Fuzz/.build

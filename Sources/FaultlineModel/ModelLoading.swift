@@ -24,6 +24,16 @@ extension ManagedObjectModel {
     }
 }
 
+extension ManagedObjectModel {
+    /// Loads the `contents` XML of an `.xcdatamodel` from memory, as
+    /// ``init(contentsOf:version:)`` loads the file; for the fuzz targets in `Fuzz/`.
+    ///
+    /// - Throws: ``ModelError`` naming `file` (and the line) when the XML is malformed.
+    @_spi(Fuzzing) public static func loadingXMLContents(_ data: Data, file: String = "contents") throws -> ManagedObjectModel {
+        try XMLModelLoader.load(data: data, file: file)
+    }
+}
+
 /// Picks the reader for a model path.
 enum ModelFileLoader {
     static func load(url: URL, version: String?) throws -> ManagedObjectModel {
