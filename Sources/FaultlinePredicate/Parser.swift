@@ -367,7 +367,10 @@ struct Parser {
     func tokenText(_ t: Token) -> String {
         let chars = Array(source)
         var end = t.column - 1
-        while end < chars.count, Lexer.isIdentPart(chars[end]) || chars[end] == "-" { end += 1 }
+        // Only a keyword spelled with dashes (`UTI-CONFORMS-TO`) reads on over them, as the lexer does.
+        var dashed = false
+        if case .keyword(let k) = t.kind { dashed = k.rawValue.contains("-") }
+        while end < chars.count, Lexer.isIdentPart(chars[end]) || (dashed && chars[end] == "-") { end += 1 }
         return String(chars[(t.column - 1)..<end])
     }
 

@@ -146,9 +146,11 @@ enum FLPrinter {
     /// Numbers print like `NSNumber.description`: `3`, `2.5`, `1e+20`.
     static func number(_ d: Double) -> String {
         if d.isNaN { return "nan" }
-        if d.isInfinite { return d < 0 ? "-inf" : "inf" }
+        // `inf` would read back as a key path, and `-0` as the integer 0: these spellings read
+        // back as the same double.
+        if d.isInfinite { return d < 0 ? "-1e999" : "1e999" }
         if d == d.rounded(), abs(d) < 1e16 {
-            if d == 0 { return d.sign == .minus ? "-0" : "0" }
+            if d == 0 { return d.sign == .minus ? "-0.0" : "0" }
             return String(Int(d))
         }
         let s = "\(d)"
@@ -162,9 +164,16 @@ enum FLPrinter {
     }
 
     /// A double-quoted string literal with `\"`, `\\`, `\n`, `\t`, `\r` escaped.
+    ///
+    /// The lexer reads characters (grapheme clusters), so a combining mark right after
+    /// something the printer wrote itself (the opening quote, an escape) would fuse with it:
+    /// such a mark is written as a `\uXXXX` escape too.
     static func string(_ s: String) -> String {
         var out = "\""
+        var afterPrinterText = true
         for c in s.unicodeScalars {
+            let wasAfterPrinterText = afterPrinterText
+            afterPrinterText = true
             switch c {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -172,13 +181,22 @@ enum FLPrinter {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if c.value < 0x20 || c.value == 0x7F {
+                if c.value < 0x20 || c.value == 0x7F || (wasAfterPrinterText && c.value <= 0xFFFF && extendsAPreviousCharacter(c)) {
                     out += String(format: "\\u%04X", c.value)
                 } else {
                     out.unicodeScalars.append(c)
+                    afterPrinterText = false
                 }
             }
         }
         return out + "\""
+    }
+
+    /// Whether a scalar joins the character before it (a combining mark, a joiner, a variation selector).
+    static func extendsAPreviousCharacter(_ c: Unicode.Scalar) -> Bool {
+        guard !c.isASCII else { return false }
+        var probe = "0"
+        probe.unicodeScalars.append(c)
+        return probe.count == 1
     }
 }
