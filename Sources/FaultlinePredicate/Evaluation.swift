@@ -135,6 +135,11 @@ func flValue(forKey key: String, of object: Any?) throws -> Any? {
 /// `@unionOfArrays`, `@distinctUnionOfSets`, `@unionOfSets`) to the value reached so far.
 func flValue(forKeyPath path: String, of object: Any?) throws -> Any? {
     let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    // The walk recurses once per component: a key path given as a `%K` argument or built in
+    // code is not limited by the parser.
+    guard components.count <= FLNestingDepth.maximum else {
+        throw PredicateEvaluationError("the key path has \(components.count) components, more than \(FLNestingDepth.maximum)")
+    }
     return try flValue(forComponents: components[...], of: object)
 }
 

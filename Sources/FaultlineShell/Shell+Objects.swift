@@ -49,7 +49,7 @@ extension Shell {
         }
         for key in command.show { try checkKeyPath(key, from: entity) }
         let objects = try context.fetch(request(for: command))
-        printObjects(objects, entity: entity, keys: command.show)
+        try printObjects(objects, entity: entity, keys: command.show)
     }
 
     func count(_ command: FetchCommand) throws {
@@ -59,13 +59,13 @@ extension Shell {
 
     /// Prints objects as a numbered table, giving each a handle. Without `keys`, the columns
     /// are the entity's stored attributes, then its to-one relationships.
-    func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) {
+    func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) throws {
         let keys = keys.isEmpty ? Shell.defaultKeys(for: entity) : keys
         var rows: [[Cell]] = []
         rows.reserveCapacity(objects.count)
         for object in objects {
             let handle = self.handle(for: object)
-            rows.append([.reference("$\(handle)")] + keys.map { cell(object.value(forKeyPath: $0)) })
+            rows.append([.reference("$\(handle)")] + (try keys.map { cell(try object.value(forKeyPath: $0, visiting: Shell.keyPathObjectLimit)) }))
         }
         printTable(ResultTable(headers: ["#"] + keys, rows: rows))
     }
@@ -93,7 +93,7 @@ extension Shell {
             results.write(cell(object).display + " " + object.description)
             return
         }
-        let value = object.value(forKeyPath: keyPath)
+        let value = try object.value(forKeyPath: keyPath, visiting: Shell.keyPathObjectLimit)
         if let destination = value as? ManagedObject {
             let handle = self.handle(for: destination)
             results.write("$\(handle) \(destination.description)")
@@ -102,7 +102,7 @@ extension Shell {
         if let objects = value as? [ManagedObject], let destination = objects.first?.entity ?? destinationEntity(ofKeyPath: keyPath, from: object.entity) {
             if let text = filterText { filter = try parsePredicate(text, for: destination) }
             let shown = try filter.map { predicate in try objects.filter { try predicate.evaluate(with: $0) } } ?? objects
-            printObjects(shown, entity: destination)
+            try printObjects(shown, entity: destination)
             return
         }
         if filter != nil { throw ShellError("'where' filters a to-many key path; \(keyPath) is not one") }

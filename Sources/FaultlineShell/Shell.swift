@@ -84,6 +84,9 @@ public final class Shell {
     var currentLine: String?
     /// How many `.read` files are being run, one inside another.
     var readDepth = 0
+    /// The most objects one key path of `show` or `$N.…` may visit (through to-many
+    /// relationships a key path can fan out without end).
+    static let keyPathObjectLimit = 100_000
     /// The most `.read` files that may run one inside another (a file that reads itself stops there).
     static let maximumReadDepth = 16
 

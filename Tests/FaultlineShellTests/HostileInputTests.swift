@@ -210,4 +210,20 @@ import Testing
         #expect(accumulator.isEmpty)
         #expect(try accumulator.add("count Asset") == "count Asset")
     }
+
+    @Test func longAndFanningKeyPathsAreErrorsNotCrashesOrHangs() throws {
+        // 10,000 components overflowed the stack; 3,000 through to-manys never finished (the
+        // values double at every pair of steps).
+        let long = Array(repeating: "inventories.asset", count: 5_000).joined(separator: ".")
+        let fanning = Array(repeating: "inventories.asset", count: 40).joined(separator: ".") + ".label"
+        let result = try TestSupport.faultline([Self.inventory.path, "--sql-debug", "0", "--keep-going"], stdin: """
+            fetch Asset where label == "Laptop"
+            $1.\(long)
+            fetch Asset show \(fanning)
+            count Asset where %K == 1
+            """)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Error: line 2: the key path has 10000 components, more than 100"), "\(result.stderr)")
+        #expect(result.stderr.contains("Error: line 3: \(fanning) reaches more than 100000 objects"), "\(result.stderr)")
+    }
 }

@@ -66,3 +66,19 @@ import Testing
         }
     }
 }
+
+/// Key paths that are too long, or fan out through to-many relationships without end.
+@Suite struct KeyPathLimitTests {
+    @Test func keyPathsAreBoundedInLengthAndInObjectsVisited() throws {
+        let context = try TypedLiteralTests.context()
+        let laptop = try #require(try context.fetch(FetchRequest(entityName: "Asset")).first)
+        #expect(laptop.value(forKeyPath: "inventories.count") != nil)
+        let long = Array(repeating: "inventories.asset", count: 60).joined(separator: ".")
+        #expect(laptop.value(forKeyPath: long) == nil)
+        #expect(throws: KeyPathError.self) { try laptop.value(forKeyPath: long, visiting: .max) }
+        let fanning = Array(repeating: "inventories.asset", count: 20).joined(separator: ".")
+        let error = #expect(throws: KeyPathError.self) { try laptop.value(forKeyPath: fanning, visiting: 1_000) }
+        #expect(error?.message == "\(fanning) reaches more than 1000 objects")
+        #expect(throws: PredicateEvaluationError.self) { try FLExpression.keyPath(long).value(with: ["inventories": []]) }
+    }
+}

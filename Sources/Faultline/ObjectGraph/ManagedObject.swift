@@ -101,17 +101,41 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// The value at a dotted key path (`asset.label`), following relationships; through a
     /// to-many relationship the result is the array of the values of each destination object.
+    /// A key path of more than ``maximumKeyPathComponents`` components gives nil.
     public func value(forKeyPath keyPath: String) -> Any? {
-        ManagedObject.value(of: self, atKeyPath: keyPath.split(separator: ".").map(String.init)[...])
+        try? value(forKeyPath: keyPath, visiting: .max)
     }
 
-    private static func value(of current: Any?, atKeyPath keys: ArraySlice<String>) -> Any? {
+    /// The most components a key path may have (`a.b.c` has three).
+    public static let maximumKeyPathComponents = FLNestingDepth.maximum
+
+    /// ``value(forKeyPath:)``, visiting at most `limit` objects: through to-many
+    /// relationships a key path can reach more objects than the store holds
+    /// (`inventories.asset.inventories.asset…` doubles at every pair of steps).
+    ///
+    /// - Throws: ``KeyPathError`` when the key path has more than
+    ///   ``maximumKeyPathComponents`` components or reaches more than `limit` objects.
+    public func value(forKeyPath keyPath: String, visiting limit: Int) throws -> Any? {
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard keys.count <= Self.maximumKeyPathComponents else {
+            throw KeyPathError("the key path has \(keys.count) components, more than \(Self.maximumKeyPathComponents)")
+        }
+        var budget = limit
+        return try ManagedObject.value(of: self, atKeyPath: keys[...], budget: &budget, keyPath: keyPath, limit: limit)
+    }
+
+    private static func value(of current: Any?, atKeyPath keys: ArraySlice<String>, budget: inout Int, keyPath: String, limit: Int) throws -> Any? {
         guard let key = keys.first else { return current }
         switch current {
         case let object as ManagedObject:
-            return value(of: object.value(forKey: key), atKeyPath: keys.dropFirst())
+            budget -= 1
+            if budget < 0 { throw KeyPathError("\(keyPath) reaches more than \(limit) objects") }
+            return try value(of: object.value(forKey: key), atKeyPath: keys.dropFirst(), budget: &budget, keyPath: keyPath, limit: limit)
         case let objects as [ManagedObject]:
-            return objects.map { value(of: $0, atKeyPath: keys) as Any }
+            var values: [Any] = []
+            values.reserveCapacity(objects.count)
+            for object in objects { values.append(try value(of: object, atKeyPath: keys, budget: &budget, keyPath: keyPath, limit: limit) as Any) }
+            return values
         default:
             return nil
         }
@@ -207,4 +231,15 @@ struct PendingToMany {
         for id in added where present.insert(id).inserted { result.append(id) }
         return result
     }
+}
+
+/// A key path that is too long, or reaches too many objects, to follow.
+public struct KeyPathError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public var message: String
+
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
 }
