@@ -98,9 +98,20 @@ extension BinaryPropertyList {
             }
         }
 
+        /// Appends `value` big-endian in `width` (1, 2, 4 or 8) bytes.
         static func append(_ value: UInt64, width: Int, to out: inout [UInt8]) {
-            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
-                out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            switch width {
+            case 1:
+                out.append(UInt8(truncatingIfNeeded: value))
+            case 2:
+                out.append(UInt8(truncatingIfNeeded: value >> 8))
+                out.append(UInt8(truncatingIfNeeded: value))
+            default:
+                var shift = (width - 1) * 8
+                while shift >= 0 {
+                    out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+                    shift -= 8
+                }
             }
         }
 

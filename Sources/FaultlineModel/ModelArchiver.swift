@@ -196,9 +196,12 @@ struct ModelGraphEncoder {
     /// The default value as the Foundation object Core Data archives: an `NSNumber`
     /// (integer, real or Boolean), an `NSString` or an `NSDate`.
     private func defaultValue(_ a: AttributeDescription, writer w: inout KeyedArchiveWriter) -> PropertyListValue? {
-        guard let text = a.defaultValueString else {
-            return a.defaultDateTimeInterval.map { w.date(timeIntervalSinceReferenceDate: $0) }
+        // A date default is its interval; Xcode also writes the date as text beside it
+        // (`2013-04-23 12:00:00 +0000`), which is not a number.
+        if a.attributeType == .date || a.defaultValueString == nil, let interval = a.defaultDateTimeInterval {
+            return w.date(timeIntervalSinceReferenceDate: interval)
         }
+        guard let text = a.defaultValueString else { return nil }
         switch a.attributeType {
         case .integer16, .integer32, .integer64: return Int64(text).map { w.value(.integer($0)) }
         case .double, .float: return Double(text).map { w.value(.real($0)) }
