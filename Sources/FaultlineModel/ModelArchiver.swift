@@ -20,42 +20,19 @@ import Foundation
 public enum ModelArchiver {
     /// The keyed archive of a model.
     ///
-    /// - Throws: when the archive cannot be serialized (not expected for a valid model).
+    /// The archive is written directly, without Foundation's `NSKeyedArchiver`: every
+    /// entity and property gets its `$objects` slot up front and is then filled in by a
+    /// loop, so time and stack depth stay linear in the model's size whatever the shape of
+    /// its relationship graph (Foundation's archiver recurses along relationship →
+    /// destination entity → its relationships, and compares archived dictionaries deeply
+    /// to unique them).
+    ///
+    /// - Throws: never for a model built by ``ManagedObjectModel``; kept for callers that
+    ///   treat archiving as fallible.
     public static func archive(_ model: ManagedObjectModel) throws -> Data {
-        let graph = ArchivedModel(model)
-        let archiver = NSKeyedArchiver(requiringSecureCoding: false)
-        archiver.outputFormat = .binary
-        archiver.encode(graph, forKey: NSKeyedArchiveRootObjectKey)
-        archiver.finishEncoding()
-        return try renamingClasses(in: archiver.encodedData)
-    }
-
-    /// Foundation on Linux writes Swift class names (`FaultlineModel.ArchivedEntity`) into the
-    /// archive's class records and ignores `setClassName(_:for:)`; the records are rewritten
-    /// with Core Data's class names and their superclass chains.
-    private static func renamingClasses(in data: Data) throws -> Data {
-        let names: [String: [String]] = [
-            NSStringFromClass(ArchivedModel.self): ["NSManagedObjectModel", "NSObject"],
-            NSStringFromClass(ArchivedEntity.self): ["NSEntityDescription", "NSObject"],
-            NSStringFromClass(ArchivedAttribute.self): ["NSAttributeDescription", "NSPropertyDescription", "NSObject"],
-            NSStringFromClass(ArchivedRelationship.self): ["NSRelationshipDescription", "NSPropertyDescription", "NSObject"],
-        ]
-        guard var root = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-            var objects = root["$objects"] as? [Any]
-        else { throw ArchiveFailure(description: "the keyed archive has no $objects") }
-        for (index, object) in objects.enumerated() {
-            guard var record = object as? [String: Any], let name = record["$classname"] as? String, let chain = names[name] else { continue }
-            record["$classname"] = chain[0]
-            record["$classes"] = chain
-            objects[index] = record
-        }
-        root["$objects"] = objects
-        return try PropertyListSerialization.data(fromPropertyList: root, format: .binary, options: 0)
-    }
-
-    /// A failure writing an archive.
-    struct ArchiveFailure: Error, CustomStringConvertible {
-        let description: String
+        var writer = KeyedArchiveWriter()
+        let root = ModelGraphEncoder(model: model).encode(into: &writer)
+        return writer.data(root: root)
     }
 
     /// The archive compressed as raw deflate, as `Z_MODELCACHE.Z_CONTENT` holds it.
@@ -92,157 +69,146 @@ enum Deflate {
     }
 }
 
-// MARK: The archived objects
-//
-// NSObject subclasses that encode themselves under Core Data's keys; the archiver writes them
-// with Core Data's class names. They exist only while an archive is written.
 
-final class ArchivedModel: NSObject, NSCoding {
-    let entities: [String: ArchivedEntity]
-    let versionIdentifiers: [String]
+/// Encodes a model's object graph into a keyed archive under Core Data's class names and
+/// keys: `NSManagedObjectModel` → `NSEntities` → `NSEntityDescription` → `NSProperties` →
+/// `NSAttributeDescription` / `NSRelationshipDescription`, with entities and properties
+/// referring to each other by UID (superentity, sub-entities, a property's entity, a
+/// relationship's destination and inverse).
+///
+/// Every entity and declared property gets its slot before any is written, so a reference
+/// is a dictionary look-up and the whole graph is written by one pass over the entities.
+struct ModelGraphEncoder {
+    let model: ManagedObjectModel
 
-    init(_ model: ManagedObjectModel) {
-        var byName: [String: ArchivedEntity] = [:]
-        for entity in model.entities { byName[entity.name] = ArchivedEntity(entity) }
-        // Links between entities and between inverse relationships are object references.
+    private static let modelClass = ["NSManagedObjectModel", "NSObject"]
+    private static let entityClass = ["NSEntityDescription", "NSObject"]
+    private static let attributeClass = ["NSAttributeDescription", "NSPropertyDescription", "NSObject"]
+    private static let relationshipClass = ["NSRelationshipDescription", "NSPropertyDescription", "NSObject"]
+
+    /// Writes the graph; returns the UID of the root (the model).
+    func encode(into w: inout KeyedArchiveWriter) -> Int {
+        let root = w.reserve()
+        var entityUIDs: [String: Int] = [:]
+        var attributeUIDs: [String: [String: Int]] = [:]
+        var relationshipUIDs: [String: [String: Int]] = [:]
         for entity in model.entities {
-            guard let archived = byName[entity.name] else { continue }
-            archived.superentity = entity.superentityName.flatMap { byName[$0] }
-            archived.subentities = entity.subentityNames.compactMap { byName[$0] }
+            entityUIDs[entity.name] = w.reserve()
+            var attributes: [String: Int] = [:], relationships: [String: Int] = [:]
+            for a in entity.declaredAttributes { attributes[a.name] = w.reserve() }
+            for r in entity.declaredRelationships { relationships[r.name] = w.reserve() }
+            attributeUIDs[entity.name] = attributes
+            relationshipUIDs[entity.name] = relationships
         }
-        for archived in byName.values {
-            for relationship in archived.relationships {
-                relationship.entity = archived
-                relationship.destination = byName[relationship.relationship.destinationEntityName]
-                if let inverseName = relationship.relationship.inverseName {
-                    relationship.inverse = relationship.destination?.relationships.first { $0.relationship.name == inverseName }
-                }
+
+        var entityRefs: [String: PropertyListValue] = [:]
+        for (name, uid) in entityUIDs { entityRefs[name] = .uid(uid) }
+        w.set(root, classChain: Self.modelClass, fields: [
+            "NSEntities": w.dictionary(entityRefs),
+            "NSVersionIdentifiers": w.array(strings: model.versionIdentifiers),
+        ])
+
+        for entity in model.entities {
+            guard let uid = entityUIDs[entity.name] else { continue }
+            let attributes = attributeUIDs[entity.name] ?? [:]
+            let relationships = relationshipUIDs[entity.name] ?? [:]
+            var fields: [String: PropertyListValue] = [
+                "NSEntityName": w.string(entity.name),
+                "NSIsAbstract": .bool(entity.isAbstract),
+            ]
+            if let name = entity.managedObjectClassName { fields["NSClassNameForEntity"] = w.string(name) }
+            if let superUID = entity.superentityName.flatMap({ entityUIDs[$0] }) { fields["NSSuperentity"] = .uid(superUID) }
+            var subentities: [String: PropertyListValue] = [:]
+            for name in entity.subentityNames { if let sub = entityUIDs[name] { subentities[name] = .uid(sub) } }
+            fields["NSSubentities"] = w.dictionary(subentities)
+            var properties: [String: PropertyListValue] = [:]
+            for (name, propertyUID) in attributes { properties[name] = .uid(propertyUID) }
+            for (name, propertyUID) in relationships { properties[name] = .uid(propertyUID) }
+            fields["NSProperties"] = w.dictionary(properties)
+            fields["NSUserInfo"] = w.dictionary(strings: entity.userInfo)
+            if let id = entity.renamingIdentifier { fields["NSRenamingIdentifier"] = w.string(id) }
+            if let modifier = entity.versionHashModifier { fields["NSVersionHashModifier"] = w.string(modifier) }
+            if !entity.uniquenessConstraints.isEmpty {
+                let lists = entity.uniquenessConstraints.map { w.array(strings: $0) }
+                fields["NSUniqueTuples"] = w.array(lists)
             }
-            for attribute in archived.attributes { attribute.entity = archived }
+            if !entity.compoundIndexes.isEmpty {
+                let lists = entity.compoundIndexes.map { w.array(strings: $0) }
+                fields["NSCompoundIndexes"] = w.array(lists)
+            }
+            w.set(uid, classChain: Self.entityClass, fields: fields)
+
+            for a in entity.declaredAttributes {
+                guard let attributeUID = attributes[a.name] else { continue }
+                w.set(attributeUID, classChain: Self.attributeClass, fields: attributeFields(a, entity: uid, writer: &w))
+            }
+            for r in entity.declaredRelationships {
+                guard let relationshipUID = relationships[r.name] else { continue }
+                var fields = propertyFields(name: r.name, entity: uid, writer: &w)
+                fields["NSIsOptional"] = .bool(r.isOptional)
+                fields["NSIsTransient"] = .bool(r.isTransient)
+                fields["NSIsReadOnly"] = .bool(r.isReadOnly)
+                fields["NSIsOrdered"] = .bool(r.isOrdered)
+                fields["_NSDestinationEntityName"] = w.string(r.destinationEntityName)
+                if let destination = entityUIDs[r.destinationEntityName] { fields["NSDestinationEntity"] = .uid(destination) }
+                if let inverseName = r.inverseName {
+                    fields["_NSInverseRelationshipName"] = w.string(inverseName)
+                    // The inverse as an object when the destination declares it (an inherited
+                    // inverse is named only).
+                    if let inverse = relationshipUIDs[r.destinationEntityName]?[inverseName] { fields["NSInverseRelationship"] = .uid(inverse) }
+                }
+                fields["NSMinCount"] = .integer(Int64(r.minCount))
+                fields["NSMaxCount"] = .integer(Int64(r.maxCount))
+                fields["NSDeleteRule"] = .integer(Int64(r.deleteRule.rawValue))
+                if let id = r.renamingIdentifier { fields["NSRenamingIdentifier"] = w.string(id) }
+                if let modifier = r.versionHashModifier { fields["NSVersionHashModifier"] = w.string(modifier) }
+                fields["NSUserInfo"] = w.dictionary(strings: r.userInfo)
+                w.set(relationshipUID, classChain: Self.relationshipClass, fields: fields)
+            }
         }
-        self.entities = byName
-        self.versionIdentifiers = model.versionIdentifiers
+        return root
     }
 
-    func encode(with coder: NSCoder) {
-        coder.encode(NSDictionary(dictionary: entities), forKey: "NSEntities")
-        coder.encode(NSArray(array: versionIdentifiers), forKey: "NSVersionIdentifiers")
+    private func propertyFields(name: String, entity: Int, writer w: inout KeyedArchiveWriter) -> [String: PropertyListValue] {
+        ["NSPropertyName": w.string(name), "NSEntity": .uid(entity)]
     }
 
-    init?(coder: NSCoder) { nil }
-}
-
-final class ArchivedEntity: NSObject, NSCoding {
-    let entity: EntityDescription
-    let attributes: [ArchivedAttribute]
-    let relationships: [ArchivedRelationship]
-    var superentity: ArchivedEntity?
-    var subentities: [ArchivedEntity] = []
-
-    init(_ entity: EntityDescription) {
-        self.entity = entity
-        self.attributes = entity.declaredAttributes.map(ArchivedAttribute.init)
-        self.relationships = entity.declaredRelationships.map(ArchivedRelationship.init)
-    }
-
-    func encode(with coder: NSCoder) {
-        coder.encode(entity.name as NSString, forKey: "NSEntityName")
-        if let name = entity.managedObjectClassName { coder.encode(name as NSString, forKey: "NSClassNameForEntity") }
-        coder.encode(entity.isAbstract, forKey: "NSIsAbstract")
-        if let superentity { coder.encode(superentity, forKey: "NSSuperentity") }
-        var subs: [String: ArchivedEntity] = [:]
-        for sub in subentities { subs[sub.entity.name] = sub }
-        coder.encode(NSDictionary(dictionary: subs), forKey: "NSSubentities")
-        var properties: [String: NSObject] = [:]
-        for attribute in attributes { properties[attribute.attribute.name] = attribute }
-        for relationship in relationships { properties[relationship.relationship.name] = relationship }
-        coder.encode(NSDictionary(dictionary: properties), forKey: "NSProperties")
-        coder.encode(NSDictionary(dictionary: entity.userInfo), forKey: "NSUserInfo")
-        if let id = entity.renamingIdentifier { coder.encode(id as NSString, forKey: "NSRenamingIdentifier") }
-        if let modifier = entity.versionHashModifier { coder.encode(modifier as NSString, forKey: "NSVersionHashModifier") }
-        if !entity.uniquenessConstraints.isEmpty {
-            coder.encode(NSArray(array: entity.uniquenessConstraints.map { NSArray(array: $0) }), forKey: "NSUniqueTuples")
-        }
-        if !entity.compoundIndexes.isEmpty {
-            coder.encode(NSArray(array: entity.compoundIndexes.map { NSArray(array: $0) }), forKey: "NSCompoundIndexes")
-        }
-    }
-
-    init?(coder: NSCoder) { nil }
-}
-
-final class ArchivedAttribute: NSObject, NSCoding {
-    let attribute: AttributeDescription
-    weak var entity: ArchivedEntity?
-
-    init(_ attribute: AttributeDescription) { self.attribute = attribute }
-
-    func encode(with coder: NSCoder) {
-        let a = attribute
-        coder.encode(a.name as NSString, forKey: "NSPropertyName")
-        if let entity { coder.encode(entity, forKey: "NSEntity") }
-        coder.encode(a.attributeType.rawValue, forKey: "NSAttributeType")
-        coder.encode(a.isOptional, forKey: "NSIsOptional")
-        coder.encode(a.isTransient, forKey: "NSIsTransient")
-        coder.encode(a.isReadOnly, forKey: "NSIsReadOnly")
-        coder.encode(a.isIndexed, forKey: "NSIsIndexed")
-        var flags = 0
+    private func attributeFields(_ a: AttributeDescription, entity: Int, writer w: inout KeyedArchiveWriter) -> [String: PropertyListValue] {
+        var fields = propertyFields(name: a.name, entity: entity, writer: &w)
+        fields["NSAttributeType"] = .integer(Int64(a.attributeType.rawValue))
+        fields["NSIsOptional"] = .bool(a.isOptional)
+        fields["NSIsTransient"] = .bool(a.isTransient)
+        fields["NSIsReadOnly"] = .bool(a.isReadOnly)
+        fields["NSIsIndexed"] = .bool(a.isIndexed)
+        var flags: Int64 = 0
         if a.allowsExternalBinaryDataStorage { flags |= 0x04 }
         if a.preservesValueInHistoryOnDeletion { flags |= 0x10 }
-        coder.encode(flags, forKey: "NSFlagsKey")
-        if let name = a.valueTransformerName { coder.encode(name as NSString, forKey: "NSValueTransformerName") }
-        if let name = a.valueClassName { coder.encode(name as NSString, forKey: "NSAttributeValueClassName") }
-        if let id = a.renamingIdentifier { coder.encode(id as NSString, forKey: "NSRenamingIdentifier") }
-        if let modifier = a.versionHashModifier { coder.encode(modifier as NSString, forKey: "NSVersionHashModifier") }
-        coder.encode(NSDictionary(dictionary: a.userInfo), forKey: "NSUserInfo")
-        if let value = ArchivedAttribute.defaultValue(a) { coder.encode(value, forKey: "NSDefaultValue") }
+        fields["NSFlagsKey"] = .integer(flags)
+        if let name = a.valueTransformerName { fields["NSValueTransformerName"] = w.string(name) }
+        if let name = a.valueClassName { fields["NSAttributeValueClassName"] = w.string(name) }
+        if let id = a.renamingIdentifier { fields["NSRenamingIdentifier"] = w.string(id) }
+        if let modifier = a.versionHashModifier { fields["NSVersionHashModifier"] = w.string(modifier) }
+        fields["NSUserInfo"] = w.dictionary(strings: a.userInfo)
+        if let value = defaultValue(a, writer: &w) { fields["NSDefaultValue"] = value }
+        return fields
     }
 
-    /// The default value as the Foundation object Core Data archives.
-    static func defaultValue(_ a: AttributeDescription) -> NSObject? {
-        guard let text = a.defaultValueString else {
-            return a.defaultDateTimeInterval.map { NSDate(timeIntervalSinceReferenceDate: $0) }
+    /// The default value as the Foundation object Core Data archives: an `NSNumber`
+    /// (integer, real or Boolean), an `NSString` or an `NSDate`.
+    private func defaultValue(_ a: AttributeDescription, writer w: inout KeyedArchiveWriter) -> PropertyListValue? {
+        // A date default is its interval; Xcode also writes the date as text beside it
+        // (`2013-04-23 12:00:00 +0000`), which is not a number.
+        if a.attributeType == .date || a.defaultValueString == nil, let interval = a.defaultDateTimeInterval {
+            return w.date(timeIntervalSinceReferenceDate: interval)
         }
+        guard let text = a.defaultValueString else { return nil }
         switch a.attributeType {
-        case .integer16, .integer32, .integer64: return Int64(text).map { NSNumber(value: $0) }
-        case .double, .float: return Double(text).map { NSNumber(value: $0) }
-        case .boolean: return NSNumber(value: text == "YES" || text == "1" || text.lowercased() == "true")
-        case .date: return Double(text).map { NSDate(timeIntervalSinceReferenceDate: $0) }
-        case .string, .uri, .decimal, .uuid: return text as NSString
+        case .integer16, .integer32, .integer64: return Int64(text).map { w.value(.integer($0)) }
+        case .double, .float: return Double(text).map { w.value(.real($0)) }
+        case .boolean: return w.value(.bool(text == "YES" || text == "1" || text.lowercased() == "true"))
+        case .date: return Double(text).map { w.date(timeIntervalSinceReferenceDate: $0) }
+        case .string, .uri, .decimal, .uuid: return w.string(text)
         default: return nil
         }
     }
-
-    init?(coder: NSCoder) { nil }
-}
-
-final class ArchivedRelationship: NSObject, NSCoding {
-    let relationship: RelationshipDescription
-    weak var entity: ArchivedEntity?
-    weak var destination: ArchivedEntity?
-    weak var inverse: ArchivedRelationship?
-
-    init(_ relationship: RelationshipDescription) { self.relationship = relationship }
-
-    func encode(with coder: NSCoder) {
-        let r = relationship
-        coder.encode(r.name as NSString, forKey: "NSPropertyName")
-        if let entity { coder.encode(entity, forKey: "NSEntity") }
-        coder.encode(r.isOptional, forKey: "NSIsOptional")
-        coder.encode(r.isTransient, forKey: "NSIsTransient")
-        coder.encode(r.isReadOnly, forKey: "NSIsReadOnly")
-        coder.encode(r.isOrdered, forKey: "NSIsOrdered")
-        coder.encode(r.destinationEntityName as NSString, forKey: "_NSDestinationEntityName")
-        if let destination { coder.encode(destination, forKey: "NSDestinationEntity") }
-        if let inverseName = r.inverseName { coder.encode(inverseName as NSString, forKey: "_NSInverseRelationshipName") }
-        if let inverse { coder.encode(inverse, forKey: "NSInverseRelationship") }
-        coder.encode(r.minCount, forKey: "NSMinCount")
-        coder.encode(r.maxCount, forKey: "NSMaxCount")
-        coder.encode(r.deleteRule.rawValue, forKey: "NSDeleteRule")
-        if let id = r.renamingIdentifier { coder.encode(id as NSString, forKey: "NSRenamingIdentifier") }
-        if let modifier = r.versionHashModifier { coder.encode(modifier as NSString, forKey: "NSVersionHashModifier") }
-        coder.encode(NSDictionary(dictionary: r.userInfo), forKey: "NSUserInfo")
-    }
-
-    init?(coder: NSCoder) { nil }
 }

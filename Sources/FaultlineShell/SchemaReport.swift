@@ -17,6 +17,18 @@ public enum SchemaReport {
         return try connection.untraced {
             var out: [String] = []
             let storeNumbers = try storeEntityNumbers(connection)
+            // sqlite_master has no index: read it once, not once per table.
+            let tableNames = try connection.tableNames()
+            var indexesByTable: [String: [(name: String, sql: String?)]] = [:]
+            var triggersByTable: [String: [String]] = [:]
+            for row in try connection.query("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name") {
+                guard let table = row[2].string, let name = row[1].string else { continue }
+                if row[0].string == "index" {
+                    indexesByTable[table, default: []].append((name, row[3].string))
+                } else {
+                    triggersByTable[table, default: []].append(name)
+                }
+            }
             var differences: [String] = []
             for entity in model.entities where only == nil || entity.name == only {
                 guard let em = mapping.entity(entity.name) else { continue }
@@ -56,7 +68,7 @@ public enum SchemaReport {
                             differences.append("\(entity.name).\(relationship.name): column \(em.table).\(fk.foreignKey) is missing")
                         }
                     } else if let join = em.manyToMany[relationship.name] {
-                        rows.append([kind, relationship.name, destination, "join table \(join)", try connection.tableExists(join) ? "" : "MISSING"])
+                        rows.append([kind, relationship.name, destination, "join table \(join)", tableNames.contains(join) ? "" : "MISSING"])
                     } else if let hidden = em.hiddenForeignKeys[relationship.name] {
                         rows.append([kind, relationship.name, destination, "\(hidden.table).\(hidden.column) (no inverse)", ""])
                     } else if let inverse = model.inverse(of: relationship), let dm = mapping.entity(relationship.destinationEntityName),
@@ -73,14 +85,12 @@ public enum SchemaReport {
                     for column in columns where !mapped.contains(column.name) {
                         differences.append("\(em.table).\(column.name) (\(column.declaredType)) is in the store but not in the model")
                     }
-                    let indexes = try connection.query("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY name", [.text(em.table)])
-                    for index in indexes {
-                        out.append("  index \(index[0].string ?? "")" + (index[1].string.map { ": \($0)" } ?? " (automatic)"))
+                    for index in indexesByTable[em.table] ?? [] {
+                        out.append("  index \(index.name)" + (index.sql.map { ": \($0)" } ?? " (automatic)"))
                     }
                     // Derived attributes (Z_DA_), counters (ZT_), R-tree upkeep (Z_RT_): by name,
                     // the text is in sqlite_master.
-                    let triggers = try connection.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name", [.text(em.table)])
-                    for trigger in triggers { out.append("  trigger \(trigger[0].string ?? "")") }
+                    for trigger in triggersByTable[em.table] ?? [] { out.append("  trigger \(trigger)") }
                 }
                 out.append("")
             }

@@ -8,13 +8,14 @@ extension SchemaMapping {
     public func createStatements() -> [String] {
         var statements: [String] = []
         var indexes: [String] = []
+        var joinsByTable: [String: [JoinTableMapping]] = [:]
+        for join in joinTables {
+            if let table = entities[join.sourceEntity]?.table { joinsByTable[table, default: []].append(join) }
+        }
         for table in tables {
             let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
             statements.append("CREATE TABLE \(table.name) ( \(columns) )")
-            let named = joinTables.filter { join in
-                entities[join.sourceEntity]?.table == table.name
-            }
-            for join in named {
+            for join in joinsByTable[table.name] ?? [] {
                 var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
                 if let c = join.sourceOrderColumn { columns.append("\(c) INTEGER") }
                 if let c = join.destinationOrderColumn { columns.append("\(c) INTEGER") }

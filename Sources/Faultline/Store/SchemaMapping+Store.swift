@@ -41,8 +41,15 @@ extension SchemaMapping {
         }
         reconciliationNotes.sort()
         do {
-            try reconcileTables(connection)
-            try reconcileJoinTables(connection)
+            let existing = try connection.tableNames()
+            var affected = AffectedEntities()
+            for (name, e) in entities {
+                affected.byTable[e.table, default: []].append(name)
+                for hidden in e.hiddenForeignKeys.values { affected.byHiddenForeignKeyTable[hidden.table, default: []].append(name) }
+            }
+            try reconcileTables(connection, existing: existing, affected: affected)
+            try reconcileJoinTables(connection, existing: existing)
+            indexTables()
         } catch let error as SQLiteError {
             throw StoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: connection.path)
         }
@@ -55,12 +62,23 @@ extension SchemaMapping {
         return String(s)
     }
 
-    private mutating func reconcileTables(_ connection: Connection) throws {
+    /// The entity mappings that name a table: whose rows it holds, and whose hidden foreign
+    /// keys it holds (so a change to one table's columns touches only those mappings).
+    private struct AffectedEntities {
+        var byTable: [String: [String]] = [:]
+        var byHiddenForeignKeyTable: [String: [String]] = [:]
+
+        func names(for table: String) -> [String] {
+            (byTable[table] ?? []) + (byHiddenForeignKeyTable[table] ?? [])
+        }
+    }
+
+    private mutating func reconcileTables(_ connection: Connection, existing: Set<String>, affected: AffectedEntities) throws {
         for index in tables.indices {
             let table = tables[index]
-            guard try connection.tableExists(table.name) else {
+            guard existing.contains(table.name) else {
                 reconciliationNotes.append("table \(table.name) (entity \(table.rootEntity)) is not in the store")
-                dropColumns(table.columns.filter { !isFixed($0) }, ofTable: table.name)
+                dropColumns(table.columns.filter { !isFixed($0) }, ofTable: table.name, entityNames: affected.names(for: table.name))
                 tables[index].columns = []
                 continue
             }
@@ -81,8 +99,8 @@ extension SchemaMapping {
                     reconciliationNotes.append("\(table.name) has no column for \(describe(column.kind)) (computed name \(column.name))")
                 }
             }
-            renameColumns(renamed, inTable: table.name)
-            dropColumns(dropped, ofTable: table.name)
+            renameColumns(renamed, inTable: table.name, entityNames: affected.names(for: table.name))
+            dropColumns(dropped, ofTable: table.name, entityNames: affected.names(for: table.name))
             var byName: [String: ColumnMapping] = [:]
             for var column in table.columns {
                 column.name = renamed[column.name] ?? column.name
@@ -122,9 +140,9 @@ extension SchemaMapping {
     }
 
     /// Points every entity mapping at the store's name for renamed columns of `table`.
-    private mutating func renameColumns(_ renamed: [String: String], inTable table: String) {
+    private mutating func renameColumns(_ renamed: [String: String], inTable table: String, entityNames: [String]) {
         guard !renamed.isEmpty else { return }
-        for name in entities.keys {
+        for name in Set(entityNames) {
             guard var e = entities[name] else { continue }
             if e.table == table {
                 for (k, v) in e.attributeColumns { e.attributeColumns[k] = renamed[v] ?? v }
@@ -143,9 +161,11 @@ extension SchemaMapping {
     }
 
     /// Removes columns the store does not have from every entity mapping.
-    private mutating func dropColumns(_ dropped: [ColumnMapping], ofTable table: String) {
+    private mutating func dropColumns(_ dropped: [ColumnMapping], ofTable table: String, entityNames: [String]) {
+        guard !dropped.isEmpty else { return }
+        let names = Set(entityNames)
         for column in dropped {
-            for name in entities.keys {
+            for name in names {
                 guard var e = entities[name] else { continue }
                 switch column.kind {
                 case .attribute(_, let attribute) where e.table == table:
@@ -166,19 +186,21 @@ extension SchemaMapping {
         }
     }
 
-    private mutating func reconcileJoinTables(_ connection: Connection) throws {
+    private mutating func reconcileJoinTables(_ connection: Connection, existing: Set<String>) throws {
+        var renamedJoins: [String: String] = [:]
+        defer { renameJoinTables(renamedJoins) }
         for index in joinTables.indices {
             var join = joinTables[index]
             var columns: Set<String> = []
-            if try connection.tableExists(join.name) {
+            if existing.contains(join.name) {
                 columns = Set(try connection.columns(ofTable: join.name).map(\.name))
             } else if let d = entities[join.destinationEntity]?.entityNumber {
                 // Named from the other side: Z_<d><INVERSE>, columns swapped.
                 let other = "Z_\(d)" + SchemaMapping.asciiUppercase(join.inverseRelationship)
-                if try connection.tableExists(other) {
+                if existing.contains(other) {
                     reconciliationNotes.append("join table for \(join.sourceEntity).\(join.relationship) is \(other) (computed name \(join.name))")
                     columns = Set(try connection.columns(ofTable: other).map(\.name))
-                    renameJoinTable(from: join.name, to: other)
+                    renamedJoins[join.name] = other
                     join.name = other
                 } else {
                     reconciliationNotes.append("join table \(join.name) for \(join.sourceEntity).\(join.relationship) is not in the store")
@@ -203,10 +225,13 @@ extension SchemaMapping {
         }
     }
 
-    private mutating func renameJoinTable(from old: String, to new: String) {
+    /// Points every entity mapping at the store's names for join tables (old → new), in one
+    /// pass over the entities.
+    private mutating func renameJoinTables(_ renamed: [String: String]) {
+        guard !renamed.isEmpty else { return }
         for name in entities.keys {
-            guard var e = entities[name] else { continue }
-            for (k, v) in e.manyToMany where v == old { e.manyToMany[k] = new }
+            guard var e = entities[name], e.manyToMany.values.contains(where: { renamed[$0] != nil }) else { continue }
+            for (k, v) in e.manyToMany { if let new = renamed[v] { e.manyToMany[k] = new } }
             entities[name] = e
         }
     }

@@ -25,7 +25,10 @@ public struct SchemaMapping: Sendable {
     public func entity(_ name: String) -> EntityMapping? { entities[name] }
 
     /// The table of an inheritance root.
-    public func table(named name: String) -> TableMapping? { tables.first { $0.name == name } }
+    public func table(named name: String) -> TableMapping? {
+        if let i = tablePositions[name], i < tables.count, tables[i].name == name { return tables[i] }
+        return tables.first { $0.name == name }
+    }
 
     /// Notes on how an existing store's schema differed from the computed one and what was
     /// used instead (empty for a computed mapping, or when the store matches exactly).
@@ -40,17 +43,32 @@ public struct SchemaMapping: Sendable {
     /// `Z_PRIMARYKEY`); entities not in `entityNumbers` get Core Data's computed numbers.
     init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
         self.model = model
-        numberEntities(fixed: entityNumbers)
-        mapColumns()
-        mapManyToMany()
-    }
-
-    /// Entities sorted the way Core Data walks them: case-insensitively by name.
-    var caseInsensitiveOrder: [EntityDescription] {
-        model.entities.sorted { a, b in
+        self.caseInsensitiveOrder = model.entities.sorted { a, b in
             let order = a.name.caseInsensitiveCompare(b.name)
             return order == .orderedSame ? a.name < b.name : order == .orderedAscending
         }
+        numberEntities(fixed: entityNumbers)
+        mapColumns()
+        mapManyToMany()
+        indexTables()
+    }
+
+    /// Entities sorted the way Core Data walks them: case-insensitively by name (sorted once,
+    /// in `init`: the walks below use it for every table).
+    let caseInsensitiveOrder: [EntityDescription]
+
+    /// Positions in ``tables`` and ``joinTables`` by name, for ``table(named:)`` and
+    /// ``joinTable(named:)``; a look-up checks the name at the position, so a stale entry
+    /// only costs a scan.
+    private var tablePositions: [String: Int] = [:]
+    private var joinTablePositions: [String: Int] = [:]
+
+    /// Records where each table and join table is, after the lists were built or changed.
+    mutating func indexTables() {
+        tablePositions = [:]
+        for (i, table) in tables.enumerated() where tablePositions[table.name] == nil { tablePositions[table.name] = i }
+        joinTablePositions = [:]
+        for (i, join) in joinTables.enumerated() where joinTablePositions[join.name] == nil { joinTablePositions[join.name] = i }
     }
 
     private mutating func numberEntities(fixed: [String: Int]) {
@@ -88,6 +106,17 @@ public struct SchemaMapping: Sendable {
     }
 
     private mutating func mapColumns() {
+        // To-many relationships without an inverse, by the table of their destination (where
+        // their hidden foreign key goes), in the order Core Data adds the columns.
+        var hiddenByTable: [String: [(source: EntityDescription, relationship: RelationshipDescription)]] = [:]
+        for source in caseInsensitiveOrder {
+            for relationship in source.declaredRelationships.sorted(by: { $0.name < $1.name })
+            where relationship.isToMany && relationship.inverseName == nil && !relationship.isTransient {
+                guard let destination = model.entity(named: relationship.destinationEntityName) else { continue }
+                let table = SchemaMapping.tableName(for: model.rootEntity(of: destination).name)
+                hiddenByTable[table, default: []].append((source, relationship))
+            }
+        }
         for tableIndex in tables.indices {
             let table = tables[tableIndex]
             guard let root = model.entity(named: table.rootEntity) else { continue }
@@ -142,18 +171,12 @@ public struct SchemaMapping: Sendable {
                 }
             }
             // Hidden foreign keys: to-many relationships without an inverse, stored in the destination's table.
-            for source in caseInsensitiveOrder {
-                for relationship in source.declaredRelationships.sorted(by: { $0.name < $1.name })
-                where relationship.isToMany && relationship.inverseName == nil && !relationship.isTransient {
-                    guard let destination = model.entity(named: relationship.destinationEntityName),
-                        SchemaMapping.tableName(for: model.rootEntity(of: destination).name) == table.name,
-                        let number = entities[source.name]?.entityNumber
-                    else { continue }
-                    let name = unique("Z\(number)" + SchemaMapping.asciiUppercase(relationship.name))
-                    late.append(ColumnMapping(name: name, sqlType: "INTEGER", kind: .hiddenForeignKey(entity: source.name, relationship: relationship.name), group: 1))
-                    for e in model.entityAndDescendants(of: source) {
-                        entities[e.name]?.hiddenForeignKeys[relationship.name] = HiddenForeignKey(table: table.name, column: name)
-                    }
+            for (source, relationship) in hiddenByTable[table.name] ?? [] {
+                guard let number = entities[source.name]?.entityNumber else { continue }
+                let name = unique("Z\(number)" + SchemaMapping.asciiUppercase(relationship.name))
+                late.append(ColumnMapping(name: name, sqlType: "INTEGER", kind: .hiddenForeignKey(entity: source.name, relationship: relationship.name), group: 1))
+                for e in model.entityAndDescendants(of: source) {
+                    entities[e.name]?.hiddenForeignKeys[relationship.name] = HiddenForeignKey(table: table.name, column: name)
                 }
             }
             columns += late
@@ -202,7 +225,10 @@ public struct SchemaMapping: Sendable {
     }
 
     /// The join table with this name.
-    public func joinTable(named name: String) -> JoinTableMapping? { joinTables.first { $0.name == name } }
+    public func joinTable(named name: String) -> JoinTableMapping? {
+        if let i = joinTablePositions[name], i < joinTables.count, joinTables[i].name == name { return joinTables[i] }
+        return joinTables.first { $0.name == name }
+    }
 
     /// The declared SQL type Core Data gives an attribute type.
     public static func sqlType(for type: AttributeType) -> String {
