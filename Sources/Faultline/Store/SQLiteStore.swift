@@ -255,6 +255,12 @@ public final class SQLiteStore {
             throw StoreError(.fileNotFound, "no such store file", path: path)
         }
         try requireRegularFiles(path: path)
+        return try withReadOnlyConnection(path: path) { try cachedModel(connection: $0, path: path) }
+    }
+
+    /// Runs `body` with a connection opened by the read-only plan (see ``readOnlyPlan(path:)``),
+    /// which changes no byte of the store, its `-wal` or its `-shm`.
+    static func withReadOnlyConnection<T>(path: String, _ body: (Connection) throws -> T) throws -> T {
         let plan = try readOnlyPlan(path: path)
         defer { if let folder = plan.snapshot { try? FileManager.default.removeItem(at: folder) } }
         let connection: Connection
@@ -263,7 +269,7 @@ public final class SQLiteStore {
         } catch let error as SQLiteError {
             throw StoreError(.cannotOpen, error.message, path: path)
         }
-        return try cachedModel(connection: connection, path: path)
+        return try body(connection)
     }
 
     /// Throws when the store, its `-wal` or its `-shm` is not a regular file: SQLite would
@@ -394,15 +400,7 @@ public final class SQLiteStore {
     /// Whether an existing store's metadata has readable version hashes, looked at through a
     /// read-only connection that changes no byte (see ``readOnlyPlan(path:)``).
     static func hasVersionHashes(path: String) throws -> Bool {
-        let plan = try readOnlyPlan(path: path)
-        defer { if let folder = plan.snapshot { try? FileManager.default.removeItem(at: folder) } }
-        let connection: Connection
-        do {
-            connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
-        } catch let error as SQLiteError {
-            throw StoreError(.cannotOpen, error.message, path: path)
-        }
-        return try readMetadata(connection, path: path).2 != nil
+        try withReadOnlyConnection(path: path) { try readMetadata($0, path: path).2 != nil }
     }
 
     /// `Z_UUID`, the `Z_PLIST` dictionary, and its `NSStoreModelVersionHashes` (nil when absent).
