@@ -5,7 +5,7 @@
 /// long: `1+1+1+…` with 1,450 operands, or 2,500 `[0]` subscripts, overflowed the stack. So the
 /// parser refuses a format string whose tree is deeper than ``maximum``, and every entry point
 /// that walks a tree built in code checks it first (iteratively) and throws instead of crashing.
-/// The limit leaves each walk well inside a secondary thread's 512 KiB stack even in a debug
+/// The limit leaves each walk inside a secondary thread's 512 KiB stack even in a debug
 /// build (a `perform` block of a private-queue context runs on one).
 public enum FLNestingDepth {
     /// The deepest nesting accepted: predicates and expressions each count one level
