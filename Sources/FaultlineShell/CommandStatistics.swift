@@ -1,5 +1,6 @@
 import Faultline
 import FaultlineSQL
+import FaultlineModel
 import Foundation
 
 /// Counts what one shell command made the object graph do — statements, rows, SQL time and
@@ -71,10 +72,50 @@ final class CommandStatistics {
             String(format: "%.1f ms", totals.seconds * 1000),
             "\(totals.rows) \(totals.rows == 1 ? "row" : "rows")",
         ]
-        if !totals.faults.isEmpty {
-            parts.append("\(totals.faults.count) \(totals.faults.count == 1 ? "fault" : "faults") fired")
-        }
+        // Objects (one at a time or a batch's) and to-many relationships are counted apart:
+        // they are different problems with different fixes.
+        let toMany = totals.faults.filter { $0.kind == .toMany }.count
+        let objects = totals.faults.count - toMany
+        var fired: [String] = []
+        if objects > 0 { fired.append("\(objects) object \(objects == 1 ? "fault" : "faults")") }
+        if toMany > 0 { fired.append("\(toMany) to-many \(toMany == 1 ? "fault" : "faults")") }
+        if !fired.isEmpty { parts.append(fired.joined(separator: ", ") + " fired") }
         return "faultline: " + parts.joined(separator: ", ")
+    }
+
+    /// The entity the last fetch of the session started from: prefetch advice is a key path
+    /// from it.
+    var fetchedEntity: EntityDescription?
+    /// The model, to find and check those key paths.
+    var model: ManagedObjectModel?
+
+    /// The key path from ``fetchedEntity`` that ends with `relationship` of `entityName` (the
+    /// shortest, through relationships only), checked to be one `prefetch` accepts; nil when
+    /// there is none within six steps.
+    func prefetchKeyPath(to relationship: String, of entityName: String) -> String? {
+        guard let model, let root = fetchedEntity else { return nil }
+        // Breadth-first over the model's relationships: entity name → the path that reaches it.
+        var paths: [String: [String]] = [root.name: []]
+        var frontier = [root.name]
+        for _ in 0..<6 where paths[entityName] == nil && !frontier.isEmpty {
+            var next: [String] = []
+            for name in frontier {
+                guard let entity = model.entity(named: name) else { continue }
+                for r in entity.relationships.sorted(by: { $0.name < $1.name }) where paths[r.destinationEntityName] == nil {
+                    paths[r.destinationEntityName] = (paths[name] ?? []) + [r.name]
+                    next.append(r.destinationEntityName)
+                }
+            }
+            frontier = next
+        }
+        guard let path = paths[entityName].map({ $0 + [relationship] }) else { return nil }
+        // Each step must be a relationship of the entity before it.
+        var entity: EntityDescription? = root
+        for step in path {
+            guard let r = entity?.relationship(named: step) else { return nil }
+            entity = model.entity(named: r.destinationEntityName)
+        }
+        return path.joined(separator: ".")
     }
 
     /// One warning per relationship through which more than ``stormThreshold`` faults fired
@@ -95,9 +136,12 @@ final class CommandStatistics {
                 return "faultline: warning: fault storm: \(count) \(key) \(what) fired one at a time, one SELECT each;"
                     + " fetch with 'batch 50' to load them 50 rows per statement"
             }
-            let relationship = origin.split(separator: ".").last.map(String.init) ?? origin
-            return "faultline: warning: fault storm: \(count) \(what) fired one at a time through \(origin), one SELECT each;"
-                + " fetch with 'prefetch \(relationship)' to load them in one statement"
+            let parts = origin.split(separator: ".").map(String.init)
+            let warning = "faultline: warning: fault storm: \(count) \(what) fired one at a time through \(origin), one SELECT each"
+            guard parts.count == 2, let path = prefetchKeyPath(to: parts[1], of: parts[0]), let root = fetchedEntity else {
+                return warning + "; prefetching \(origin) when fetching would load them in one statement"
+            }
+            return warning + "; fetch \(root.name) with 'prefetch \(path)' to load them in one statement"
         }
     }
 }

@@ -47,6 +47,7 @@ extension Shell {
             _ = try request(for: command)  // throws the unknown-entity error
             return
         }
+        statistics.fetchedEntity = entity
         for key in command.show { try checkKeyPath(key, from: entity) }
         let objects = try context.fetch(request(for: command))
         try printObjects(objects, entity: entity, keys: command.show)

@@ -158,6 +158,8 @@ public final class Shell {
         let connection = store.connection
         log.attach(to: connection)
         let statistics = self.statistics
+        statistics.model = session.model
+        statistics.fetchedEntity = nil
         connection.addTraceObserver { statistics.observe($0) }
         session.context.faultObserver = { statistics.observe($0) }
     }

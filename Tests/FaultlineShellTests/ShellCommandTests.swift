@@ -144,7 +144,7 @@ final class Lines: @unchecked Sendable {
         #expect(h.output == "Jaye's Basement")
         #expect(h.log.contains("CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?"))
         #expect(h.log.contains("faultline: 1 statement,"))
-        #expect(h.log.contains(", 1 fault fired"))
+        #expect(h.log.contains(", 1 object fault fired"))
     }
 
     @Test func faultsListsRegisteredObjectsAndHowTheyWereReached() throws {

@@ -90,7 +90,7 @@ import Testing
         let log = TestSupport.maskingTimings(result.stderr).split(separator: "\n").map(String.init)
         #expect(log.contains("CoreData: sql: SELECT 0, t0.Z_PK FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?"))
         // The destinations are faults: listing them fires each one (Core Data's N+1).
-        #expect(log.contains("faultline: 4 statements, #, 6 rows, 4 faults fired"))
+        #expect(log.contains("faultline: 4 statements, #, 6 rows, 3 object faults, 1 to-many fault fired"))
         #expect(log.contains { $0.hasPrefix("CoreData: annotation: to-many relationship fault \"inventories\" for objectID x-coredata://") && $0.hasSuffix("/Location/p1 fulfilled from database.  Got 3 rows") })
         #expect(log.contains { $0.hasPrefix("CoreData: annotation: fault fulfilled from database for : x-coredata://") && $0.hasSuffix("/Asset/p1") })
     }
@@ -99,8 +99,8 @@ import Testing
         let result = try TestSupport.faultline([Self.store, "-c", ".storm 3", "-c", "fetch Inventory show count, asset.label"])
         let log = TestSupport.maskingTimings(result.stderr).split(separator: "\n").map(String.init)
         #expect(log.suffix(2) == [
-            "faultline: 6 statements, #, 13 rows, 5 faults fired",
-            "faultline: warning: fault storm: 5 object faults fired one at a time through Inventory.asset, one SELECT each; fetch with 'prefetch asset' to load them in one statement",
+            "faultline: 6 statements, #, 13 rows, 5 object faults fired",
+            "faultline: warning: fault storm: 5 object faults fired one at a time through Inventory.asset, one SELECT each; fetch Inventory with 'prefetch asset' to load them in one statement",
         ])
         let calm = try TestSupport.faultline([Self.store, "-c", ".storm 5", "-c", "fetch Inventory show count, asset.label"])
         #expect(!calm.stderr.contains("fault storm"))
@@ -142,8 +142,8 @@ import Testing
         let storm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe show name, type.name"])
         #expect(storm.status == 0)
         #expect(TestSupport.maskingTimings(storm.stderr).hasSuffix("""
-            faultline: 13 statements, #, 28 rows, 12 faults fired
-            faultline: warning: fault storm: 12 object faults fired one at a time through Recipe.type, one SELECT each; fetch with 'prefetch type' to load them in one statement
+            faultline: 13 statements, #, 28 rows, 12 object faults fired
+            faultline: warning: fault storm: 12 object faults fired one at a time through Recipe.type, one SELECT each; fetch Recipe with 'prefetch type' to load them in one statement
 
             """))
         let calm = try TestSupport.faultline(["Samples/Recipes/Recipes.sqlite", "-c", "fetch Recipe prefetch type show name, type.name"])
