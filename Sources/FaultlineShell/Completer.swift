@@ -46,6 +46,30 @@ enum Completer {
         return candidates.filter { $0.lowercased().hasPrefix(word.lowercased()) }
     }
 
+    /// Whether a completed word may go on with `.`: a handle, or a key path that ends at a
+    /// relationship (`type` → `type.name`). The terminal then adds no space after it.
+    static func continuesWithDot(_ completion: String, line: String, model: ManagedObjectModel, handles: [ManagedObject]) -> Bool {
+        var components = completion.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var entity: EntityDescription?
+        if let first = components.first, first.hasPrefix("$") {
+            guard let n = Int(first.dropFirst()), n >= 1, n <= handles.count else { return false }
+            if components.count == 1 { return true }
+            entity = handles[n - 1].entity
+            components.removeFirst()
+        } else {
+            // A key path of the entity the command names: `fetch Recipe … show ty` → `type`.
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let fetchWords = words.first?.lowercased() == "explain" ? Array(words.dropFirst()) : words
+            guard fetchWords.count >= 2, ["fetch", "count"].contains(fetchWords[0].lowercased()) else { return false }
+            entity = model.entity(named: fetchWords[1])
+        }
+        for component in components {
+            guard let relationship = entity?.relationship(named: component) else { return false }
+            entity = model.entity(named: relationship.destinationEntityName)
+        }
+        return entity != nil && !components.isEmpty
+    }
+
     /// The word under completion: what follows the last space, quote, parenthesis or operator.
     static func lastWord(of line: String) -> String {
         let breaks: Set<Character> = [" ", "\t", "\"", "'", "(", ")", ",", "=", "<", ">", "!", "{", "}"]

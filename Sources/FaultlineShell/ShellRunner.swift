@@ -187,9 +187,11 @@ public enum ShellRunner {
             Interactive.matches = Completer.completions(line: line, model: shell.coordinator.model, handles: shell.session.handles)
                 .map { shell.completionInsert(for: $0, line: line) }
             faultline_rl_completion_over()
-            // A key path or handle may go on with `.`: no space after it.
-            let word = Completer.lastWord(of: line)
-            faultline_rl_set_append_character(word.contains(".") || word.hasPrefix("$") ? 0 : 32)
+            // A handle, or a key path that ends at a relationship, may go on with `.`: no space
+            // after it (`ty` Tab → `type`, then `.name`).
+            let continues = Interactive.matches.count == 1
+                && Completer.continuesWithDot(Interactive.matches[0], line: line, model: shell.coordinator.model, handles: shell.session.handles)
+            faultline_rl_set_append_character(continues ? 0 : 32)
             guard !Interactive.matches.isEmpty else { return nil }
             return rl_completion_matches(text) { _, state in
                 let index = Int(state)

@@ -335,4 +335,18 @@ final class Lines: @unchecked Sendable {
             try h.run("insert Ingredient name = tasty")
         }
     }
+
+    @Test func keyPathsCompleteInEveryClauseAndInSet() throws {
+        let h = try ShellHarness(storePath: TestSupport.packageRoot.appendingPathComponent("Samples/Recipes/Recipes.sqlite").path)
+        #expect(h.shell.completions(for: "fetch Recipe show ty") == ["type"])
+        #expect(h.shell.completions(for: "fetch Recipe show type.na") == ["type.name"])
+        #expect(h.shell.completions(for: "fetch Recipe sort by prep") == ["prepTime"])
+        #expect(h.shell.completions(for: "fetch Recipe prefetch ingr") == ["ingredients"])
+        #expect(h.shell.completions(for: "count Recipe where type.na") == ["type.name"])
+        #expect(h.shell.completions(for: "explain fetch Recipe where na") == ["name"])
+        try h.run("fetch Recipe limit 1")
+        #expect(h.shell.completions(for: "set $1.prep") == ["$1.prepTime"])
+        #expect(h.shell.completions(for: "$") == ["$1"])
+        #expect(h.shell.completions(for: "show $1.ty") == ["$1.type"])
+    }
 }

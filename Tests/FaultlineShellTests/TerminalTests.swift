@@ -80,6 +80,22 @@ struct TerminalTests {
         try t.waitFor("| recipes.name")
     }
 
+    @Test func aCompletedRelationshipTakesNoSpaceSoTheKeyPathGoesOn() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("fetch Recipe limit 2 show ty", "Tab")
+        try t.waitFor("faultline> fetch Recipe limit 2 show type")
+        // (capture-pane drops trailing spaces: the space shows once more is typed.)
+        try t.send(".na", "Tab")
+        try t.waitFor("show type.name")
+        try t.send("sort by na", "Tab")
+        try t.waitFor("show type.name sort by name")
+        try t.send("Enter")
+        try t.waitFor("| type.name")
+    }
+
     @Test func anOpenParenthesisContinuesOnTheNextLine() throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }
