@@ -241,7 +241,7 @@ extension Shell {
         case "false", "no": return .bool(false)
         default: break
         }
-        if t.hasPrefix("$") { return .handle(t) }
+        if t.hasPrefix("$") || t.hasPrefix("x-coredata:") { return .handle(t) }
         if let i = Int(t) { return .integer(i) }
         if let d = Double(t) { return .double(d) }
         throw ShellError("cannot read the value \(t): write strings in quotes, numbers, true/false, nil, or a handle such as $3")

@@ -29,7 +29,8 @@ extension Shell {
     /// them: `date > "2026-11-05T00:00:00Z"`).
     func parsePredicate(_ text: String, for entity: EntityDescription) throws -> FLPredicate {
         do {
-            return try FLPredicate(format: text).convertingStringLiterals(for: entity, in: session.model)
+            let (format, arguments) = try bindingObjectReferences(in: text)
+            return try FLPredicate(format: format, arguments: arguments).convertingStringLiterals(for: entity, in: session.model)
         } catch let error as PredicateSQLError {
             throw ShellError(error.message)
         } catch let error as PredicateSyntaxError {
@@ -87,7 +88,10 @@ extension Shell {
         }
         // Parsed first (a syntax error comes before any fault fires), then read against the
         // destination entity once it is known.
-        var filter = try filterText.map { try FLPredicate(format: $0) }
+        var filter = try filterText.map { text in
+            let (format, arguments) = try bindingObjectReferences(in: text)
+            return try FLPredicate(format: format, arguments: arguments)
+        }
         let (object, keyPath) = try resolveHandle(head)
         if filter != nil && keyPath == nil { throw ShellError("'where' filters a to-many key path, as in: $1.inventories where count > 1") }
         guard let keyPath else {
@@ -117,19 +121,115 @@ extension Shell {
     /// The object of `$N` and the key path after it, checked against the model.
     func resolveHandle(_ text: String) throws -> (ManagedObject, String?) {
         let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
-        let name = parts.first ?? text
+        let object = try object(named: parts.first ?? text)
+        guard parts.count > 1 else { return (object, nil) }
+        try checkKeyPath(parts[1], from: object.entity)
+        return (object, parts[1])
+    }
+
+    /// The object a handle (`$3`) or a pasted object URI (`x-coredata://<store>/Recipe/p3`,
+    /// as the log and JSON output print them) names; a URI's object gets a handle.
+    func object(named name: String) throws -> ManagedObject {
+        if name.hasPrefix("x-coredata:") {
+            let object = try object(forURI: name)
+            _ = handle(for: object)
+            return object
+        }
         guard name.hasPrefix("$"), let n = Int(name.dropFirst()) else {
-            throw ShellError("expected a handle such as $1, found \"\(name)\"")
+            throw ShellError("expected a handle such as $1 or an object URI such as x-coredata://\(coordinator.store.identifier)/\(session.model.entities.first?.name ?? "Entity")/p1, found \"\(name)\"")
         }
         guard n >= 1, n <= session.handles.count else {
             throw ShellError(session.handles.isEmpty
                 ? "no object \(name); fetch objects first, they get handles $1, $2, …"
                 : "no object \(name); handles are $1 to $\(session.handles.count)")
         }
-        let object = session.handles[n - 1]
-        guard parts.count > 1 else { return (object, nil) }
-        try checkKeyPath(parts[1], from: object.entity)
-        return (object, parts[1])
+        return session.handles[n - 1]
+    }
+
+    /// The object of an object URI of the open store: a stored one (`…/Recipe/p3`, checked to
+    /// exist), or a new one this session holds (`x-coredata:///Recipe/t…`).
+    func object(forURI uri: String) throws -> ManagedObject {
+        let body = uri.dropFirst("x-coredata://".count)
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard uri.hasPrefix("x-coredata://"), parts.count == 3 else {
+            throw ShellError("\(uri) is not an object URI such as x-coredata://\(coordinator.store.identifier)/Entity/p1")
+        }
+        let (store, entityName, key) = (parts[0], parts[1], parts[2])
+        if store.isEmpty, key.hasPrefix("t") {
+            guard let object = context.registeredObjects.values.first(where: { $0.objectID.uriRepresentation == uri }) else {
+                throw ShellError("\(uri): no new object of this session has that temporary ID")
+            }
+            return object
+        }
+        guard store.caseInsensitiveCompare(coordinator.store.identifier) == .orderedSame else {
+            throw ShellError("\(uri) names an object of another store (\(store)); this store is \(coordinator.store.identifier)")
+        }
+        guard session.model.entity(named: entityName) != nil else {
+            throw ShellError("\(uri): entity \(entityName) not found in the model; entities: \(session.model.entities.map(\.name).joined(separator: ", "))")
+        }
+        guard key.hasPrefix("p"), let primaryKey = Int64(key.dropFirst()), primaryKey > 0 else {
+            throw ShellError("\(uri): \(key) is not a primary key such as p3")
+        }
+        let id = ManagedObjectID(entityName: entityName, storeIdentifier: coordinator.store.identifier, primaryKey: primaryKey)
+        guard let object = try? context.existingObject(with: id) else {
+            throw ShellError("\(uri): the store has no \(entityName) with primary key \(primaryKey)")
+        }
+        return object
+    }
+
+    /// Handles (`$3`) and pasted object URIs written in a predicate, outside string literals,
+    /// become `%@` arguments bound to their objects: `recipe == $1`, `self IN {$1, $2}`.
+    /// A text that has `%` arguments of its own is left alone (the shell has none to give).
+    func bindingObjectReferences(in text: String) throws -> (String, [Any?]) {
+        let chars = Array(text)
+        var quote: Character?
+        var escaped = false
+        for c in chars {
+            if let q = quote {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == q { quote = nil }
+            } else if c == "\"" || c == "'" {
+                quote = c
+            } else if c == "%" {
+                return (text, [])
+            }
+        }
+        var out = ""
+        var arguments: [Any?] = []
+        var i = 0
+        quote = nil
+        escaped = false
+        func startsToken(_ i: Int) -> Bool { i == 0 || !(chars[i - 1].isLetter || chars[i - 1].isNumber || chars[i - 1] == "_" || chars[i - 1] == "$") }
+        while i < chars.count {
+            let c = chars[i]
+            if let q = quote {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == q { quote = nil }
+                out.append(c)
+                i += 1
+                continue
+            }
+            if c == "\"" || c == "'" { quote = c }
+            if c == "$", startsToken(i), i + 1 < chars.count, chars[i + 1].isASCII, chars[i + 1].isNumber {
+                var j = i + 1
+                while j < chars.count, chars[j].isASCII, chars[j].isNumber { j += 1 }
+                if j == chars.count || !(chars[j].isLetter || chars[j] == "_") {
+                    arguments.append(try object(named: String(chars[i..<j])))
+                    out += "%@"
+                    i = j
+                    continue
+                }
+            }
+            if c == "x", startsToken(i), String(chars[i..<min(i + 11, chars.count)]) == "x-coredata:" {
+                var j = i
+                while j < chars.count, !(chars[j].isWhitespace || ",)}".contains(chars[j])) { j += 1 }
+                arguments.append(try object(named: String(chars[i..<j])))
+                out += "%@"
+                i = j
+                continue
+            }
+            out.append(c)
+            i += 1
+        }
+        return (out, arguments)
     }
 
     /// `show $3`: every attribute, and every relationship with its fault state.

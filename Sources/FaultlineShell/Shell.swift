@@ -272,7 +272,7 @@ public final class Shell {
         case "insert", "set", "add", "remove", "delete", "save", "rollback", "undo", "redo", "changes":
             try runChangeCommand(command, rest)
         default:
-            if word.hasPrefix("$") {
+            if word.hasPrefix("$") || word.hasPrefix("x-coredata:") {
                 try evaluate(line)
             } else {
                 throw ShellError("unknown command \"\(word)\"; try .help")

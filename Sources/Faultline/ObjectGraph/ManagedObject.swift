@@ -243,3 +243,9 @@ public struct KeyPathError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+extension ManagedObject: FLPredicateArgumentConvertible {
+    /// A managed object stands in a predicate for its object ID, as in Core Data: `recipe ==
+    /// %@` with an object binds its primary key in SQL, and in memory compares the IDs.
+    public var predicateValue: FLValue { .object(FLObjectReference(objectID)) }
+}

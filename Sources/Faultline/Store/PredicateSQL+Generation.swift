@@ -457,6 +457,12 @@ extension PredicateSQL {
         case .url(let u): return .text(u.absoluteString)
         case .object(let ref):
             if let id = ref.base as? ManagedObjectID { return .integer(id.primaryKey) }
+            if let object = ref.base as? ManagedObject {
+                guard !object.objectID.isTemporaryID else {
+                    throw PredicateSQLError("Unable to generate SQL for predicate (\(context.display)): \(object.objectID.uriRepresentation) is not saved yet, so no row can refer to it")
+                }
+                return .integer(object.objectID.primaryKey)
+            }
             if let i = ref.base as? Int { return .integer(Int64(i)) }
             if let i = ref.base as? Int64 { return .integer(i) }
             throw PredicateSQLError("Unable to generate SQL for predicate (\(context.display)) (unsupported object \(ref))")
