@@ -17,6 +17,8 @@ extension Shell {
     }
 
     func runChangeCommand(_ command: String, _ rest: String) throws {
+        let hadChanges = context.hasChanges
+        defer { noteReadOnlyChange(hadChanges: hadChanges) }
         switch command {
         case "insert": try insert(rest)
         case "set": try set(rest)
@@ -188,6 +190,21 @@ extension Shell {
             return
         }
         printTable(ResultTable(headers: ["object", "change", "entity", "values"], rows: rows), noun: "change")
+    }
+
+    /// Before a command that would drop the unsaved changes (`.open`, `.write off`, `refresh`
+    /// of a changed object): on a terminal the person is asked; in a script the command is
+    /// refused, so nothing is lost without a word.
+    func confirmLosingChanges(_ action: String, summary: String? = nil) throws {
+        guard let summary = summary ?? unsavedChangesSummary else { return }
+        if let confirm, confirm("There are unsaved changes (\(summary)). \(action) and lose them? [y/N] ") { return }
+        throw ShellError("there are unsaved changes (\(summary)): \(action) would lose them; save them (\(coordinator.store.isReadOnly ? ".write on, then save" : "save")) or drop them (rollback) first")
+    }
+
+    /// After a change in a read-only session: says once that saving needs `.write on`.
+    func noteReadOnlyChange(hadChanges: Bool) {
+        guard !hadChanges, context.hasChanges, coordinator.store.isReadOnly else { return }
+        logSink.write("faultline: note: this session is read-only; the change is kept, and saving it needs .write on (which keeps it)")
     }
 
     /// A line describing unsaved changes, or nil when there are none.

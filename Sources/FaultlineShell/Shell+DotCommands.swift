@@ -125,6 +125,7 @@ extension Shell {
         guard words.count == 1, let store = words.first else {
             throw ShellError(".open needs a store, as in: .open Samples/Inventory/Inventory.sqlite [--model PATH] [--write]")
         }
+        try confirmLosingChanges(".open \(store)")
         replaceSession(try Shell.openSession(storePath: store, modelPath: model, writable: writable))
         results.write("opened \(store)\(writable ? " for writing" : " read-only")")
     }
@@ -133,8 +134,24 @@ extension Shell {
     func setWritable(_ writable: Bool) throws {
         guard session.storePath != ":memory:" else { throw ShellError(".write: an in-memory store is always writable") }
         guard writable != !coordinator.store.isReadOnly else { return }
-        replaceSession(try Shell.openSession(storePath: session.storePath, modelPath: session.modelPath, writable: writable))
-        results.write("\(session.storePath) is now \(writable ? "open for writing" : "read-only"); handles start again at $1")
+        if !writable { try confirmLosingChanges(".write off") }
+        let old = session
+        let new = try Shell.openSession(storePath: session.storePath, modelPath: session.modelPath, writable: writable)
+        guard writable, old.context.hasChanges else {
+            replaceSession(new)
+            results.write("\(session.storePath) is now \(writable ? "open for writing" : "read-only"); handles start again at $1")
+            return
+        }
+        // `.write on` keeps the pending edits (and the handles): they are made again in the
+        // new session's context, then saved from there.
+        let map = try ChangeCarrier(from: old.context, to: new.context).carry()
+        for object in old.handles {
+            let moved = map[ObjectIdentifier(object)] ?? new.context.object(with: object.objectID)
+            new.handles.append(moved)
+            new.handleByID[moved.objectID] = new.handles.count
+        }
+        replaceSession(new)
+        results.write("\(session.storePath) is now open for writing; the unsaved changes are kept (\(unsavedChangesSummary ?? "none")), and so are the handles")
     }
 
     /// `.model [Entity]`.

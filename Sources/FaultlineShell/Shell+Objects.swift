@@ -302,6 +302,9 @@ extension Shell {
     func refresh(_ rest: String) throws {
         let (object, keyPath) = try resolveHandle(rest)
         guard keyPath == nil else { throw ShellError("refresh takes an object, as in: refresh $3") }
+        if object.hasChanges {
+            try confirmLosingChanges("refresh \(rest)", summary: "\(cell(object).display) is \(object.isInserted ? "new" : object.isDeleted ? "deleted" : "changed")")
+        }
         context.refresh(object, mergeChanges: false)
         results.write("\(cell(object).display) is a fault again")
     }

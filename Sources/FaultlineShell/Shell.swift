@@ -82,6 +82,9 @@ public final class Shell {
     public private(set) var didQuit = false
     /// The command line being run, for error carets.
     var currentLine: String?
+    /// Asks the person at the terminal a yes/no question (the runner sets it for interactive
+    /// sessions); nil in scripts, where commands that would lose unsaved changes refuse.
+    public var confirm: ((String) -> Bool)?
     /// How many `.read` files are being run, one inside another.
     var readDepth = 0
     /// The most objects one key path of `show` or `$N.…` may visit (through to-many

@@ -9,15 +9,14 @@ public enum ShellRunner {
     /// Runs commands given with `-c`; returns the exit status.
     public static func run(commands: [String], shell: Shell, keepGoing: Bool) -> Int32 {
         var status: Int32 = 0
-        defer { warnOfUnsavedChanges(shell) }
         for command in commands {
             if !execute(command, shell: shell, location: nil) {
                 status = 1
-                if !keepGoing || shell.standardStreamFailure != nil { return status }
+                if !keepGoing || shell.standardStreamFailure != nil { return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing)) }
             }
             if shell.didQuit { break }
         }
-        return status
+        return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing))
     }
 
     /// Writes a message to standard error, or to standard output when standard error
@@ -35,10 +34,12 @@ public enum ShellRunner {
         return 1
     }
 
-    /// A script that ends with changes it did not save says so.
-    static func warnOfUnsavedChanges(_ shell: Shell) {
-        guard let summary = shell.unsavedChangesSummary else { return }
+    /// A script that ends with changes it did not save says so; that is a failure (status 1)
+    /// unless the script was asked to keep going.
+    static func unsavedChangesStatus(_ shell: Shell, keepGoing: Bool) -> Int32 {
+        guard let summary = shell.unsavedChangesSummary else { return 0 }
         report("faultline: warning: the script ended with unsaved changes (\(summary)); they were not written")
+        return keepGoing ? 0 : 1
     }
 
     /// Runs lines read from standard input; a terminal gets a prompt and line editing.
@@ -46,8 +47,13 @@ public enum ShellRunner {
         if isatty(STDIN_FILENO) != 0 {
             return runInteractive(shell: shell)
         }
+        let status = runScript(shell: shell, keepGoing: keepGoing)
+        return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing))
+    }
+
+    /// The lines of standard input as a script: each command as soon as it is complete.
+    static func runScript(shell: Shell, keepGoing: Bool) -> Int32 {
         var status: Int32 = 0
-        defer { warnOfUnsavedChanges(shell) }
         var pending = CommandAccumulator()
         var lineNumber = 0
         var startLine = 0
@@ -109,6 +115,8 @@ public enum ShellRunner {
         Interactive.shell = shell
         installCompletion()
         installInterruptHandler(shell: shell)
+        shell.confirm = { question in ask(question) }
+        defer { shell.confirm = nil }
         var pending = CommandAccumulator()
         while !shell.didQuit {
             let read = readline(pending.isEmpty ? "faultline> " : "      ...> ")
@@ -119,6 +127,10 @@ public enum ShellRunner {
                     // Ctrl-C at the prompt: drop the line, stay in the shell.
                     Interactive.interrupted = 0
                     pending = CommandAccumulator()
+                    continue
+                }
+                // Ctrl-D (end of input) with unsaved changes asks first, as .quit does.
+                if let summary = shell.unsavedChangesSummary, !ask("There are unsaved changes (\(summary)). Quit without saving? [y/N] ") {
                     continue
                 }
                 break
@@ -148,12 +160,10 @@ public enum ShellRunner {
             Interactive.running = 1
             _ = execute(command, shell: shell, location: nil)
             Interactive.running = 0
-            if shell.didQuit, let summary = shell.unsavedChangesSummary {
-                let answer = readline("There are unsaved changes (\(summary)). Quit without saving? [y/N] ")
-                faultline_unblock_sigint()
-                let yes = answer.map { String(cString: $0).lowercased().hasPrefix("y") } ?? false
-                free(answer)
-                if !yes { shell.cancelQuit() }
+            if shell.didQuit, let summary = shell.unsavedChangesSummary,
+                !ask("There are unsaved changes (\(summary)). Quit without saving? [y/N] ")
+            {
+                shell.cancelQuit()
             }
             if Interactive.interrupted != 0 {
                 report("Interrupted.")
@@ -162,6 +172,15 @@ public enum ShellRunner {
         }
         Interactive.shell = nil
         return 0
+    }
+
+    /// Asks a yes/no question at the terminal; only an answer starting with `y` is yes.
+    static func ask(_ question: String) -> Bool {
+        let answer = readline(question)
+        faultline_unblock_sigint()
+        let yes = answer.map { String(cString: $0).lowercased().hasPrefix("y") } ?? false
+        free(answer)
+        return yes
     }
 
     // MARK: Completion and Ctrl-C

@@ -139,6 +139,24 @@ struct TerminalTests {
         try t.waitFor("\n13\n")
     }
 
+    @Test func ctrlDWithUnsavedChangesAsksFirstAndOpenAsksToo() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try t.send("insert RecipeType name = \"Picnic\"", "Enter")
+        try t.waitFor("$1 <RecipeType")
+        try t.send(".open Samples/Inventory/Inventory.sqlite", "Enter")
+        try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). .open Samples/Inventory/Inventory.sqlite and lose them? [y/N]")
+        try t.send("n", "Enter")
+        try t.waitFor("would lose them")
+        try t.send("C-d")
+        try t.waitFor("Quit without saving? [y/N]")
+        try t.send("n", "Enter")
+        try t.send("count RecipeType", "Enter")
+        try t.waitFor("\n13\n")
+    }
+
     @Test func historyIsKeptAcrossRestarts() throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }

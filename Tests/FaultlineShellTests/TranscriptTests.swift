@@ -154,8 +154,16 @@ import Testing
 
     @Test func aScriptThatEndsWithUnsavedChangesSaysSo() throws {
         let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: "insert Location label = \"Shed\"\n")
-        #expect(result.status == 0)
-        #expect(result.stderr == "faultline: warning: the script ended with unsaved changes (1 inserted, 0 updated, 0 deleted); they were not written\n")
+        // Losing changes is a failure of the script, unless it was asked to keep going.
+        #expect(result.status == 1)
+        #expect(result.stderr == """
+            faultline: note: this session is read-only; the change is kept, and saving it needs .write on (which keeps it)
+            faultline: warning: the script ended with unsaved changes (1 inserted, 0 updated, 0 deleted); they were not written
+
+            """)
+        let going = try TestSupport.faultline([Self.store, "--sql-debug", "0", "--keep-going", "-c", "insert Location label = \"Shed\""])
+        #expect(going.status == 0)
+        #expect(going.stderr.hasSuffix("faultline: warning: the script ended with unsaved changes (1 inserted, 0 updated, 0 deleted); they were not written\n"))
     }
 
     @Test func aMissingStoreIsAClearError() throws {
