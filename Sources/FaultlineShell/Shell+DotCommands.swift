@@ -47,6 +47,7 @@ extension Shell {
             case "stdout": logSink.redirect(standard.out, name: "stdout")
             default: try logSink.redirect(toFile: rest)
             }
+        case ".merge-policy": try setMergePolicy(rest)
         case ".read": try read(file: rest)
         case ".open": try open(rest)
         case ".write": try setWritable(try onOff(rest, ".write"))
@@ -128,6 +129,29 @@ extension Shell {
         try confirmLosingChanges(".open \(store)")
         replaceSession(try Shell.openSession(storePath: store, modelPath: model, writable: writable))
         results.write("opened \(store)\(writable ? " for writing" : " read-only")")
+    }
+
+    /// The merge policies by the names `.merge-policy` takes.
+    static let mergePolicies: [(String, MergePolicy)] = [
+        ("error", .error), ("rollback", .rollback), ("overwrite", .overwrite),
+        ("objectTrump", .mergeByPropertyObjectTrump), ("storeTrump", .mergeByPropertyStoreTrump),
+    ]
+
+    /// `.merge-policy [error|rollback|overwrite|objectTrump|storeTrump]`: how a save resolves
+    /// rows another writer changed meanwhile (the context's merge policy); without a name,
+    /// the current one.
+    func setMergePolicy(_ rest: String) throws {
+        let names = Shell.mergePolicies.map(\.0)
+        guard !rest.isEmpty else {
+            let current = Shell.mergePolicies.first { $0.1 == context.mergePolicy }?.0 ?? "error"
+            results.write("merge policy: \(current) (one of \(names.joined(separator: ", ")))")
+            return
+        }
+        guard let policy = Shell.mergePolicies.first(where: { $0.0.lowercased() == rest.lowercased() })?.1 else {
+            throw ShellError(".merge-policy needs one of \(names.joined(separator: ", ")), found \"\(rest)\"")
+        }
+        context.mergePolicy = policy
+        results.write("merge policy: \(rest)")
     }
 
     /// `.write on|off`: opens the current store again with or without write access.
@@ -336,6 +360,7 @@ extension Shell {
         .stats                    statements, rows, faults and time: last command and session
         .storm N                  warn when a command fires more than N faults through one relationship (10)
         .read FILE                run the commands in a file
+        .merge-policy [NAME]      how a save resolves rows changed elsewhere: error, rollback, overwrite, objectTrump, storeTrump
         .output [FILE]            results to a file (no FILE: standard output)
         .log stderr|stdout|FILE   where the SQL log goes
         .raw SQL                  read-only SQL straight to SQLite, for comparison

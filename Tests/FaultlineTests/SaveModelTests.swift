@@ -192,3 +192,42 @@ import Testing
         #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZPERSON") == 0)
     }
 }
+
+/// Uniqueness constraints broken by a save read as Core Data's constraint conflict.
+@Suite struct ConstraintConflictTests {
+    static func context() throws -> (ManagedObjectContext, SQLiteStore) {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "name", type: .string)], uniquenessConstraints: [["name"]]),
+        ])
+        let store = try SQLiteStore(inMemoryWith: model)
+        return (ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: store)), store)
+    }
+
+    @Test func aDuplicateOfAStoredRowNamesTheConstraintAndTheRow() throws {
+        let (context, store) = try Self.context()
+        try context.insertObject(entityName: "Tag").setValue("red", forKey: "name")
+        try context.save()
+        let duplicate = try context.insertObject(entityName: "Tag")
+        try duplicate.setValue("red", forKey: "name")
+        do {
+            try context.save()
+            Issue.record("the duplicate was saved")
+        } catch let error as ConstraintConflictError {
+            #expect(error.entityName == "Tag" && error.constraint == ["name"] && error.values == ["name": "red"])
+            #expect(error.objectID == duplicate.objectID)
+            #expect(error.conflictingObjectIDs == [ManagedObjectID(entityName: "Tag", storeIdentifier: store.identifier, primaryKey: 1)])
+            #expect(error.description.hasPrefix("constraint conflict (uniqueness constraint of Tag on name): x-coredata:///Tag/t"))
+        }
+        #expect(context.hasChanges)
+        #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZTAG") == 1)
+    }
+
+    @Test func twoNewObjectsWithOneValueConflictWithEachOther() throws {
+        let (context, _) = try Self.context()
+        let first = try context.insertObject(entityName: "Tag")
+        try first.setValue("blue", forKey: "name")
+        try context.insertObject(entityName: "Tag").setValue("blue", forKey: "name")
+        let error = #expect(throws: ConstraintConflictError.self) { try context.save() }
+        #expect(error?.conflictingObjectIDs == [first.objectID])
+    }
+}

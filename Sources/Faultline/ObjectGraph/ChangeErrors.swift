@@ -179,3 +179,40 @@ public struct SaveNotification: Sendable, Hashable {
     /// Objects deleted.
     public var deletedObjectIDs: [ManagedObjectID]
 }
+
+/// A save that would break a uniqueness constraint of the model (Core Data's
+/// `NSManagedObjectConstraintMergeError`, 133021): nothing was written, the context keeps
+/// its changes.
+public struct ConstraintConflictError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// Core Data's code for constraint conflicts.
+    public static let code = 133021
+
+    /// The entity whose constraint was broken.
+    public var entityName: String
+    /// The constraint: the properties whose values must be unique together.
+    public var constraint: [String]
+    /// The object whose row could not be written.
+    public var objectID: ManagedObjectID
+    /// The objects that already hold those values (in the store, or saved just before in the
+    /// same save); empty when they could not be found.
+    public var conflictingObjectIDs: [ManagedObjectID]
+    /// The values, as they would be written, by property.
+    public var values: [String: String]
+
+    /// Creates the error.
+    public init(entityName: String, constraint: [String], objectID: ManagedObjectID, conflictingObjectIDs: [ManagedObjectID], values: [String: String]) {
+        self.entityName = entityName
+        self.constraint = constraint
+        self.objectID = objectID
+        self.conflictingObjectIDs = conflictingObjectIDs
+        self.values = values
+    }
+
+    public var description: String {
+        let shown = constraint.map { "\($0) = \(values[$0] ?? "nil")" }.joined(separator: ", ")
+        let others = conflictingObjectIDs.isEmpty ? "another object" : conflictingObjectIDs.map(\.uriRepresentation).joined(separator: ", ")
+        return "constraint conflict (uniqueness constraint of \(entityName) on \(constraint.joined(separator: ", "))): "
+            + "\(objectID.uriRepresentation) has \(shown), as \(others) already has; nothing was written"
+    }
+}
+

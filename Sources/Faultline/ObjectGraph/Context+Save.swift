@@ -429,7 +429,11 @@ extension ManagedObjectContext {
         for insert in plan.inserts {
             let statement = try statement(insert.table, insert.columns, store.insertSQL)
             try statement.bind(insert.values.map(resolve))
-            try statement.run()
+            do {
+                try statement.run()
+            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
+                throw constraintConflict(error, object: insert.object, table: insert.table, keys: keys)
+            }
         }
         var conflicts: [ManagedObject] = []
         current = nil
@@ -437,7 +441,11 @@ extension ManagedObjectContext {
             let statement = try statement(update.table, update.columns, store.updateSQL)
             let version = update.object.version
             try statement.bind(update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
-            try statement.run()
+            do {
+                try statement.run()
+            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
+                throw constraintConflict(error, object: update.object, table: update.table, keys: keys)
+            }
             if store.connection.changes == 0 { conflicts.append(update.object) }
         }
         for object in plan.deletes {
@@ -470,6 +478,49 @@ extension ManagedObjectContext {
                 key: key)
         }
         return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete.filter { !plan.externalKept.contains($0) })
+    }
+
+    /// Core Data's constraint conflict for a row SQLite refused on a unique index: the
+    /// model's constraint whose columns SQLite names, the values written, and the rows that
+    /// already hold them (looked up inside the save's transaction, before it rolls back).
+    private func constraintConflict(_ error: SQLiteError, object: ManagedObject, table: String, keys: [ManagedObjectID: Int64]) -> Error {
+        guard let mapping = store.mapping.entity(object.entity.name) else { return error }
+        // "UNIQUE constraint failed: ZRECIPE.ZNAME, ZRECIPE.ZTYPE"
+        let named = Set(error.message.components(separatedBy: "failed:").last?.split(separator: ",").compactMap {
+            $0.split(separator: ".").last.map { String($0).trimmingCharacters(in: .whitespaces) }
+        } ?? [])
+        func column(_ property: String) -> String? { mapping.attributeColumns[property] ?? mapping.toOneColumns[property]?.foreignKey }
+        let constraints = model.inheritanceChain(of: object.entity).flatMap(\.uniquenessConstraints)
+        guard let constraint = constraints.first(where: { Set($0.compactMap(column)) == named }) else { return error }
+        var values: [String: String] = [:]
+        var conditions: [String] = []
+        var arguments: [SQLValue] = []
+        for property in constraint {
+            guard let name = column(property) else { return error }
+            let value: SQLValue
+            if let attribute = object.entity.attribute(named: property) {
+                value = ValueCoding.encode(object.storage[property], as: attribute.attributeType)
+                values[property] = (object.storage[property] ?? nil).map { "\($0)" } ?? "nil"
+            } else if let id = object.storage[property] as? ManagedObjectID {
+                value = .integer(id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey)
+                values[property] = id.uriRepresentation
+            } else {
+                value = .null
+                values[property] = "nil"
+            }
+            conditions.append("\(name) = ?")
+            arguments.append(value)
+        }
+        let ownKey = object.objectID.isTemporaryID ? keys[object.objectID] ?? 0 : object.objectID.primaryKey
+        var others: [ManagedObjectID] = []
+        let rows = (try? store.connection.query("SELECT Z_PK, Z_ENT FROM \(table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK != ?", arguments + [.integer(ownKey)])) ?? []
+        for row in rows {
+            guard let key = row[0].int64, let number = row[1].int64, let entityName = store.mapping.entityNames[Int(number)] else { continue }
+            // A row inserted earlier in this same save is named by its new object's ID.
+            let newObject = keys.first { $0.value == key && $0.key.entityName == entityName }?.key
+            others.append(newObject ?? ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: key))
+        }
+        return ConstraintConflictError(entityName: object.entity.name, constraint: constraint, objectID: object.objectID, conflictingObjectIDs: others, values: values)
     }
 
     // MARK: After the commit
