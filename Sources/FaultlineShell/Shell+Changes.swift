@@ -41,7 +41,7 @@ extension Shell {
             guard context.canRedo else { throw ShellError("nothing to redo") }
             context.redo()
             results.write("redone")
-        case "changes": showChanges()
+        case "changes": try showChanges()
         default: throw ShellError("unknown command \"\(command)\"; try .help")
         }
     }
@@ -161,25 +161,69 @@ extension Shell {
     /// `save`: writes the changes in one transaction; handles keep pointing at the same
     /// objects, whose temporary IDs become permanent.
     private func save() throws {
-        let inserted = context.insertedObjects.count, updated = context.updatedObjects.count, deleted = context.deletedObjects.count
         guard context.hasChanges else {
             results.write("nothing to save")
             return
         }
+        // Delete rules are applied first (as the save would), so the counts and the list of
+        // what they reached are what is written.
+        try context.processPendingChanges()
+        let inserted = context.insertedObjects.count, updated = context.updatedObjects.count, deleted = context.deletedObjects.count
+        let effects = deleteRuleEffects()
         try context.save()
         session.handleByID = Dictionary(uniqueKeysWithValues: session.handles.enumerated().map { ($1.objectID, $0 + 1) })
         results.write("saved: \(inserted) inserted, \(updated) updated, \(deleted) deleted")
+        if !effects.isEmpty {
+            results.write("by delete rules:\n" + effects.map { "  \($0.object) \($0.effect)" }.joined(separator: "\n"))
+        }
     }
 
-    /// `changes`: what the next save would write.
-    func showChanges() {
+    /// What the delete rules of the deleted objects reach, with the rule and relationship
+    /// that reached each: destinations deleted by `Cascade`, and destinations whose inverse
+    /// loses the deleted object by `Nullify`. Call after `processPendingChanges()`.
+    func deleteRuleEffects() -> [(object: String, effect: String)] {
+        var effects: [(object: String, effect: String)] = []
+        var seen: Set<String> = []
+        let deleted = context.deletedObjects.sorted { reference(to: $0) < reference(to: $1) }
+        for source in deleted {
+            let values = source.committedValues(forKeys: source.entity.relationships.map(\.name))
+            for relationship in source.entity.relationships.sorted(by: { $0.name < $1.name }) where relationship.deleteRule == .cascade || relationship.deleteRule == .nullify {
+                let destinations: [ManagedObject]
+                switch values[relationship.name] ?? nil {
+                case let object as ManagedObject: destinations = [object]
+                case let objects as [ManagedObject]: destinations = objects
+                default: destinations = []
+                }
+                let via = "\(source.entity.name).\(relationship.name) of \(reference(to: source))"
+                for destination in destinations.sorted(by: { reference(to: $0) < reference(to: $1) }) {
+                    let name = "\(reference(to: destination)) \(destination.entity.name)"
+                    if relationship.deleteRule == .cascade, destination.isDeleted, seen.insert(name).inserted {
+                        effects.append((name, "deleted (cascade: \(via))"))
+                    } else if relationship.deleteRule == .nullify, !destination.isDeleted, let inverse = context.coordinator.model.inverse(of: relationship) {
+                        effects.append((name, "loses it from \(inverse.name) (nullify: \(via))"))
+                    }
+                }
+            }
+        }
+        return effects
+    }
+
+    /// `changes`: what the next save would write, delete rules applied (each object a rule
+    /// reached says which rule, relationship and deleted object).
+    func showChanges() throws {
+        try context.processPendingChanges()
+        var reasons: [String: String] = [:]
+        for effect in deleteRuleEffects() { reasons[effect.object, default: ""] += (reasons[effect.object] == nil ? "" : "; ") + effect.effect }
         var rows: [[Cell]] = []
         func add(_ objects: Set<ManagedObject>, _ kind: String) {
             for object in objects.sorted(by: { reference(to: $0) < reference(to: $1) }) {
                 let values = object.changedValues().keys.sorted().map { key -> String in
                     "\(key) = \(cell(object.changedValues()[key] ?? nil).display)"
                 }
-                rows.append([.reference(reference(to: object)), .text(kind), .text(object.entity.name), .text(kind == "deleted" ? "" : values.joined(separator: "; "))])
+                let reason = reasons["\(reference(to: object)) \(object.entity.name)"]
+                let change = kind == "deleted" && reason != nil ? "deleted by a delete rule" : kind
+                let detail = kind == "deleted" ? (reason ?? "") : ([reason].compactMap { $0 } + values).joined(separator: "; ")
+                rows.append([.reference(reference(to: object)), .text(change), .text(object.entity.name), .text(detail)])
             }
         }
         add(context.insertedObjects, "inserted")

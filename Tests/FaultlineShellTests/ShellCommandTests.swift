@@ -314,8 +314,17 @@ final class Lines: @unchecked Sendable {
         try h.run("$1.label", "changes")
         #expect(h.output == "Garage\nno unsaved changes")
         try h.run("delete $1", "save", "count Location", "count Inventory")
-        // Location's inventories cascade.
-        #expect(h.output.hasSuffix("saved: 0 inserted, 0 updated, 1 deleted\n2\n6"))
+        // Location's inventories cascade, and their assets lose them: the summary says so.
+        #expect(h.output.hasSuffix("""
+            saved: 0 inserted, 2 updated, 3 deleted
+            by delete rules:
+              <Inventory p4> Inventory deleted (cascade: Location.inventories of $1)
+              <Inventory p5> Inventory deleted (cascade: Location.inventories of $1)
+              <Asset p3> Asset loses it from inventories (nullify: Inventory.asset of <Inventory p4>)
+              <Asset p5> Asset loses it from inventories (nullify: Inventory.asset of <Inventory p5>)
+            2
+            6
+            """))
     }
 
     @Test func badValuesAndRequiredAttributesSayWhatIsWrong() throws {

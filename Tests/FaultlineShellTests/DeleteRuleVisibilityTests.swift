@@ -1,0 +1,30 @@
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// `changes` and the save summary say what delete rules reach, with the rule and relationship.
+@Suite struct DeleteRuleVisibilityTests {
+    @Test func deletingARecipeShowsItsCascadedIngredientsAndTheNullifiedType() throws {
+        let store = try ShellHarness.writableCopy(of: "Recipes")
+        let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0"], stdin: """
+            fetch Recipe where name == "Guacamole"
+            delete $1
+            changes
+            save
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("| <Ingredient p9>  | deleted by a delete rule | Ingredient | deleted (cascade: Recipe.ingredients of $1)"))
+        #expect(result.stdout.contains("| <RecipeType p1>  | updated                  | RecipeType | loses it from recipes (nullify: Recipe.type of $1)"))
+        #expect(result.stdout.contains("6 changes\n"))
+        #expect(result.stdout.hasSuffix("""
+            saved: 0 inserted, 1 updated, 5 deleted
+            by delete rules:
+              <Ingredient p10> Ingredient deleted (cascade: Recipe.ingredients of $1)
+              <Ingredient p11> Ingredient deleted (cascade: Recipe.ingredients of $1)
+              <Ingredient p12> Ingredient deleted (cascade: Recipe.ingredients of $1)
+              <Ingredient p9> Ingredient deleted (cascade: Recipe.ingredients of $1)
+              <RecipeType p1> RecipeType loses it from recipes (nullify: Recipe.type of $1)
+
+            """))
+    }
+}
