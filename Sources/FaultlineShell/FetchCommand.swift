@@ -24,11 +24,11 @@ struct FetchCommand: Equatable {
     static let clauses = ["where", "sort by", "order by", "limit", "offset", "batch", "prefetch", "show"]
 
     /// Parses the text after `fetch ` / `count `.
-    static func parse(_ text: String) throws -> FetchCommand {
+    static func parse(_ text: String, examples: Examples = Examples()) throws -> FetchCommand {
         let parts = splitClauses(text)
         guard let head = parts.first, head.keyword == nil else { throw ShellError("expected an entity name") }
         let entity = head.text.trimmingCharacters(in: .whitespaces)
-        guard !entity.isEmpty else { throw ShellError("expected an entity name, as in: fetch Location") }
+        guard !entity.isEmpty else { throw ShellError("expected an entity name, as in: fetch \(examples.entity)") }
         guard entity.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }) else {
             throw ShellError("expected an entity name, found \"\(entity)\"; a predicate starts with 'where'")
         }
@@ -37,7 +37,7 @@ struct FetchCommand: Equatable {
             let body = part.text.trimmingCharacters(in: .whitespaces)
             switch part.keyword {
             case "where":
-                guard !body.isEmpty else { throw ShellError("'where' needs a predicate, as in: where label BEGINSWITH \"C\"") }
+                guard !body.isEmpty else { throw ShellError("'where' needs a predicate, as in: where \(examples.key) BEGINSWITH \"C\"") }
                 command.predicate = body
             case "sort by", "order by":
                 for item in body.split(separator: ",") {
@@ -73,7 +73,7 @@ struct FetchCommand: Equatable {
                 guard !command.prefetch.isEmpty else { throw ShellError("'prefetch' needs relationship key paths, as in: prefetch asset, location") }
             case "show":
                 command.show = body.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-                guard !command.show.isEmpty else { throw ShellError("'show' needs key paths, as in: show label, asset.label") }
+                guard !command.show.isEmpty else { throw ShellError("'show' needs key paths, as in: show \(([examples.key] + [examples.relationship.map { "\($0).\(examples.destinationKey)" }].compactMap { $0 }).joined(separator: ", "))") }
             default:
                 break
             }

@@ -49,7 +49,7 @@ extension Shell {
     /// `insert Entity key = value, …`.
     private func insert(_ rest: String) throws {
         let (entityName, assignments) = Shell.splitFirstWord(rest)
-        guard !entityName.isEmpty else { throw ShellError("insert needs an entity, as in: insert Location label = \"Attic\"") }
+        guard !entityName.isEmpty else { throw ShellError("insert needs an entity, as in: insert \(examples.entity) \(examples.key) = \"Attic\"") }
         let object = try context.insertObject(entityName: entityName)
         do {
             for (key, text) in try Shell.assignments(assignments) {
@@ -66,12 +66,12 @@ extension Shell {
     /// `set $3.key = value`, `set $3.rel = $5`, `set $3.rel.key = value`.
     private func set(_ rest: String) throws {
         guard let equals = Shell.topLevelIndex(of: "=", in: rest) else {
-            throw ShellError("set needs a key path and a value, as in: set $3.label = \"Attic\"")
+            throw ShellError("set needs a key path and a value, as in: set $3.\(examples.key) = \"Attic\"")
         }
         let target = rest[..<equals].trimmingCharacters(in: .whitespaces)
         let text = rest[rest.index(after: equals)...].trimmingCharacters(in: .whitespaces)
         let (object, keyPath) = try resolveHandle(target)
-        guard let keyPath else { throw ShellError("set needs a key after the handle, as in: set $3.label = \"Attic\"") }
+        guard let keyPath else { throw ShellError("set needs a key after the handle, as in: set $3.\(examples.key) = \"Attic\"") }
         var components = keyPath.split(separator: ".").map(String.init)
         let key = components.removeLast()
         var owner = object

@@ -279,7 +279,7 @@ extension Shell {
 
     /// `.raw SQL`: read-only SQL straight to SQLite, outside the object graph and its log.
     func raw(_ sql: String) throws {
-        guard !sql.isEmpty else { throw ShellError(".raw needs SQL, as in: .raw SELECT COUNT(*) FROM ZLOCATION") }
+        guard !sql.isEmpty else { throw ShellError(".raw needs SQL, as in: .raw SELECT COUNT(*) FROM \(examples.table)") }
         let connection = coordinator.store.connection
         // Every statement is prepared (and checked) before any runs: a text with one write,
         // an ATTACH or a syntax error anywhere runs nothing.
@@ -319,21 +319,70 @@ extension Shell {
     func help(_ topic: String) {
         let topic = topic.lowercased()
         if topic.isEmpty {
-            results.write(Shell.helpText)
+            results.write(Shell.helpText + "\n\n.help predicates      the predicate language, with examples from this store's model")
             return
         }
-        let lines = Shell.helpText.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix(topic) }
-        results.write(lines.isEmpty ? "no command \(topic); .help lists them all" : lines.joined(separator: "\n"))
+        if topic == "predicates" || topic == "predicate" || topic == "where" {
+            results.write(predicateHelp())
+            return
+        }
+        // A command's lines: the one that starts with it and the lines that go on from it.
+        var lines: [Substring] = []
+        var taking = false
+        for line in Shell.helpText.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces).lowercased()
+            if line.hasPrefix(" ") || line.hasPrefix("\t") || trimmed.isEmpty {
+                if taking { lines.append(line) }
+                continue
+            }
+            taking = trimmed.hasPrefix(topic)
+            if taking { lines.append(line) }
+        }
+        results.write(lines.isEmpty ? "no command \(topic); .help lists them all, .help predicates the predicate language" : lines.joined(separator: "\n"))
+    }
+
+    /// `.help predicates`: the predicate language, each form with an example over the open
+    /// model (so it can be typed as it is).
+    func predicateHelp() -> String {
+        let e = examples
+        let k = e.key, entity = e.entity
+        var lines = [
+            "Predicates (after 'where', as NSPredicate(format:) reads them), with this store's \(entity):",
+            "  comparison        \(k) == \"Tea\"     \(k) != nil     \(k) < \"M\"     (also =, <>, <=, >, >=)",
+            "  strings           \(k) BEGINSWITH \"T\"   CONTAINS   ENDSWITH   LIKE \"T*a?\"   MATCHES \"T[a-z]+\"",
+            "  modifiers         \(k) CONTAINS[c] \"tea\"   ([c] case, [d] diacritics, [cd] both)",
+            "  logic             \(k) BEGINSWITH \"T\" AND NOT (\(k) ENDSWITH \"s\")    OR    ( … )",
+        ]
+        if let r = e.relationship {
+            lines.append("  key paths         \(r).\(e.destinationKey) == \"x\"   (through to-one relationships; a join in SQL)")
+        }
+        if let m = e.toMany {
+            lines += [
+                "  to-many           ANY \(m).\(e.toManyKey) \(e.toManyCondition)   ALL …   NONE …",
+                "  aggregates        \(m).@count > 2   @sum  @avg  @min  @max of a key, as in \(m).@max.KEY > 3",
+                "  SUBQUERY          SUBQUERY(\(m), $x, $x.\(e.toManyKey) \(e.toManyCondition)).@count > 0",
+            ]
+        }
+        lines += [
+            "  lists, ranges     \(k) IN {\"a\", \"b\"}     KEY BETWEEN {1, 10}",
+            "  dates             KEY > \"2026-11-05\"  or  \"2026-11-05T14:00:00Z\"  or  now()   (ISO 8601, UTC unless a zone is given)",
+            "  objects           self IN {$1, $2}   \(e.relationship.map { "\($0) == $3   " } ?? "")self == x-coredata://…/\(entity)/p3   (handles, or pasted URIs)",
+            "  arithmetic        KEY + 1 > 10    KEY * 2 < 5",
+            "  constants         nil  YES/NO  TRUEPREDICATE  FALSEPREDICATE  \"strings\"  12  1.5",
+            "Example:  fetch \(entity) where \(k) BEGINSWITH[c] \"a\" sort by \(k) limit 5",
+            "Every predicate becomes Core Data's SQL: see it with 'explain fetch \(entity) where …'.",
+        ]
+        return lines.joined(separator: "\n")
     }
 
     static let helpText = """
-        fetch Entity [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
+        fetch Entity [where PREDICATE] [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
                                   fetch objects; each gets a handle $1, $2, …
-        count Entity              count objects
+        count Entity [where PREDICATE]   count objects
         $N  $N.key  $N.rel.key    an object, or a key path from it (touching a fault fires it)
         show $N                   every attribute, and each relationship with its fault state
         refresh $N                turn an object back into a fault
-        explain fetch …           the SQL, bound values and SQLite's query plan, with hints
+        explain fetch|count …     the SQL, bound values and SQLite's query plan, with hints
         insert Entity [key = value, …]   a new object (needs a store opened with --write)
         set $N.key = value        change an attribute or a to-one (value: "text", 12, 1.5, true, nil, $M)
         add $M to $N.rel          add an object to a to-many relationship

@@ -274,7 +274,7 @@ extension Shell {
         guard word.lowercased() == "fetch" || word.lowercased() == "count" else {
             throw ShellError("explain works on a fetch, as in: explain fetch Inventory sort by date")
         }
-        let command = try FetchCommand.parse(fetchText)
+        let command = try FetchCommand.parse(fetchText, examples: examples)
         let request = try request(for: command)
         let store = coordinator.store
         let (sql, arguments) = try store.sqlForFetch(request)

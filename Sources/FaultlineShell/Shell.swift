@@ -59,6 +59,8 @@ public final class Shell {
         }
 
         var model: ManagedObjectModel { coordinator.model }
+        /// Names from this model for examples (worked out once).
+        lazy var examples = Examples(model: coordinator.model, mapping: coordinator.store.mapping)
     }
 
     private(set) var session: Session
@@ -92,6 +94,9 @@ public final class Shell {
     static let keyPathObjectLimit = 100_000
     /// The most `.read` files that may run one inside another (a file that reads itself stops there).
     static let maximumReadDepth = 16
+
+    /// Names from the open model for examples in help and error messages.
+    var examples: Examples { session.examples }
 
     /// The open store's coordinator.
     public var coordinator: PersistentStoreCoordinator { session.coordinator }
@@ -267,8 +272,8 @@ public final class Shell {
 
     private func runObjectCommand(_ command: String, word: String, rest: String, line: String) throws {
         switch command {
-        case "fetch": try fetch(FetchCommand.parse(rest))
-        case "count": try count(FetchCommand.parse(rest))
+        case "fetch": try fetch(FetchCommand.parse(rest, examples: examples))
+        case "count": try count(FetchCommand.parse(rest, examples: examples))
         case "show": try show(rest)
         case "explain": try explain(rest)
         case "refresh": try refresh(rest)
