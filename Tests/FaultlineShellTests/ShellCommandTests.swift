@@ -190,7 +190,7 @@ final class Lines: @unchecked Sendable {
         let h = try ShellHarness()
         try h.run(".history")
         #expect(h.output == "The store keeps no persistent history (no ATRANSACTION table).")
-        #expect(throws: ShellError(".history needs a number of transactions to show (10)")) { try h.run(".history many") }
+        #expect(throws: ShellError(".history takes a number of transactions, an entity (Asset) or an object ($3, or its URI); found \"many\"")) { try h.run(".history many") }
     }
 
     @Test func aPredicateSyntaxErrorShowsTheLineWithACaret() throws {
