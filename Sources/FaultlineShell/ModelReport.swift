@@ -383,3 +383,60 @@ public enum ModelReport {
         return allowed && !s.isEmpty ? s : "\"\(s.replacingOccurrences(of: "\"", with: "'"))\""
     }
 }
+
+extension ModelReport {
+    /// How a model differs from the one a store was made by: entity by entity (with both
+    /// version hashes), and property by property when the store caches its model.
+    public static func differences(model: ManagedObjectModel, modelName: String, storeHashes: [String: Data], storeModel: ManagedObjectModel?) -> String {
+        let differing = model.entitiesDiffering(fromStoreVersionHashes: storeHashes)
+        guard !differing.isEmpty else { return "\(modelName) is the version of the model that made the store: every entity's version hash matches." }
+        var lines = ["The store was made by another version of the model than \(modelName): \(differing.count) of \(Set(storeHashes.keys).union(model.entityVersionHashesByName.keys).count) entities differ."]
+        if storeModel == nil { lines.append("(The store caches no model, so only version hashes can be compared, not properties.)") }
+        for name in differing {
+            let mine = model.entityVersionHashesByName[name].map { $0.base64EncodedString() }
+            let theirs = storeHashes[name].map { $0.base64EncodedString() }
+            switch (mine, theirs) {
+            case (let m?, nil): lines.append("entity \(name): only in the model (hash \(m))")
+            case (nil, let t?): lines.append("entity \(name): only in the store (hash \(t))")
+            default: lines.append("entity \(name): model hash \(mine ?? "-"), store hash \(theirs ?? "-")")
+            }
+            guard let new = model.entity(named: name), let old = storeModel?.entity(named: name) else { continue }
+            if new.superentityName != old.superentityName {
+                lines.append("  parent: \(old.superentityName ?? "none") in the store, \(new.superentityName ?? "none") in the model")
+            }
+            let oldProperties = Dictionary(uniqueKeysWithValues: old.attributes.map { ($0.name, $0) })
+            let newProperties = Dictionary(uniqueKeysWithValues: new.attributes.map { ($0.name, $0) })
+            for key in Set(oldProperties.keys).union(newProperties.keys).sorted() {
+                switch (oldProperties[key], newProperties[key]) {
+                case (nil, let a?): lines.append("  attribute \(key): only in the model (\(a.attributeType.xmlName))")
+                case (let a?, nil): lines.append("  attribute \(key): only in the store (\(a.attributeType.xmlName))")
+                case (let a?, let b?):
+                    var changes: [String] = []
+                    if a.attributeType != b.attributeType { changes.append("type \(a.attributeType.xmlName) → \(b.attributeType.xmlName)") }
+                    if a.isOptional != b.isOptional { changes.append(b.isOptional ? "required → optional" : "optional → required") }
+                    if a.isTransient != b.isTransient { changes.append(b.isTransient ? "stored → transient" : "transient → stored") }
+                    if a.versionHash != b.versionHash, changes.isEmpty { changes.append("hash differs (version hash modifier or flags)") }
+                    if !changes.isEmpty { lines.append("  attribute \(key): " + changes.joined(separator: ", ")) }
+                default: break
+                }
+            }
+            let oldRelationships = Dictionary(uniqueKeysWithValues: old.relationships.map { ($0.name, $0) })
+            let newRelationships = Dictionary(uniqueKeysWithValues: new.relationships.map { ($0.name, $0) })
+            for key in Set(oldRelationships.keys).union(newRelationships.keys).sorted() {
+                switch (oldRelationships[key], newRelationships[key]) {
+                case (nil, let r?): lines.append("  relationship \(key): only in the model (→ \(r.destinationEntityName))")
+                case (let r?, nil): lines.append("  relationship \(key): only in the store (→ \(r.destinationEntityName))")
+                case (let a?, let b?):
+                    var changes: [String] = []
+                    if a.isToMany != b.isToMany { changes.append(b.isToMany ? "to-one → to-many" : "to-many → to-one") }
+                    if a.destinationEntityName != b.destinationEntityName { changes.append("destination \(a.destinationEntityName) → \(b.destinationEntityName)") }
+                    if a.isOptional != b.isOptional { changes.append(b.isOptional ? "required → optional" : "optional → required") }
+                    if a.versionHash != b.versionHash, changes.isEmpty { changes.append("hash differs (ordering, inverse or flags)") }
+                    if !changes.isEmpty { lines.append("  relationship \(key): " + changes.joined(separator: ", ")) }
+                default: break
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -20,6 +20,17 @@ public enum ModelSource {
         return model
     }
 
+    /// ``load(path:version:)``, except that a store without a cached model gives a model
+    /// inferred from its tables, with the warnings that say what was guessed (as opening
+    /// such a store does).
+    public static func loadOrInfer(path: String, version: String? = nil) throws -> (ManagedObjectModel, [String]) {
+        guard isSQLiteFile(path), try SQLiteStore.cachedModel(at: URL(fileURLWithPath: path)) == nil else {
+            return (try load(path: path, version: version), [])
+        }
+        let store = try SQLiteStore(url: URL(fileURLWithPath: path))
+        return (store.model, store.warnings)
+    }
+
     /// Whether a file starts with SQLite's header.
     static func isSQLiteFile(_ path: String) -> Bool {
         // Opening a FIFO waits for a writer: only regular files are looked into.

@@ -59,6 +59,9 @@ public final class Shell {
         }
 
         var model: ManagedObjectModel { coordinator.model }
+        /// A warning for the person, printed once the session is open (a model replaced by
+        /// the store's own, for example).
+        var openingWarning: String?
         /// Names from this model for examples (worked out once).
         lazy var examples = Examples(model: coordinator.model, mapping: coordinator.store.mapping)
     }
@@ -108,13 +111,13 @@ public final class Shell {
     /// A store that does not exist is created from the model when `writable` is true.
     ///
     /// - Throws: ``ShellError``, `ModelError` or `StoreError` naming the file that failed.
-    public init(storePath: String, modelPath: String?, writable: Bool = false, sqlDebugLevel: Int = 1, output: Output) throws {
+    public init(storePath: String, modelPath: String?, writable: Bool = false, modelFromStore: Bool = false, sqlDebugLevel: Int = 1, output: Output) throws {
         self.standard = output
         self.results = Sink(output.out)
         self.logSink = Sink(output.err)
         let logSink = self.logSink
         self.log = SQLLog(level: sqlDebugLevel) { logSink.write($0) }
-        self.session = try Shell.openSession(storePath: storePath, modelPath: modelPath, writable: writable)
+        self.session = try Shell.openSession(storePath: storePath, modelPath: modelPath, writable: writable, modelFromStore: modelFromStore)
         attach(session)
     }
 
@@ -131,19 +134,27 @@ public final class Shell {
         attach(session)
     }
 
-    static func openSession(storePath: String, modelPath: String?, writable: Bool) throws -> Session {
+    static func openSession(storePath: String, modelPath: String?, writable: Bool, modelFromStore: Bool = false) throws -> Session {
         let storeURL = URL(fileURLWithPath: storePath)
         let exists = FileManager.default.fileExists(atPath: storeURL.path)
         if !writable && !exists {
             throw ShellError("\(storeURL.path): no such store file (to create it from the model, add --write)")
         }
         let options = SQLiteStore.Options(readOnly: !writable, createIfMissing: writable)
+        if modelFromStore {
+            guard exists else { throw ShellError("\(storeURL.path): no such store file, so there is no model in it") }
+            return Session(coordinator: try PersistentStoreCoordinator(storeURL: storeURL, options: options), storePath: storePath, modelPath: nil)
+        }
         let model: ManagedObjectModel
+        let source: String
         if let modelPath {
             model = try ModelSource.load(path: modelPath)
+            source = modelPath
         } else {
             do {
-                model = try ManagedObjectModel(contentsOf: try Shell.findModel(besideStore: storeURL))
+                let found = try Shell.findModel(besideStore: storeURL)
+                model = try ManagedObjectModel(contentsOf: found)
+                source = found.path
             } catch let missing as ShellError {
                 // No model file beside the store: the one Core Data cached inside it, or one
                 // inferred from its tables (the store says so in its warnings).
@@ -152,8 +163,30 @@ public final class Shell {
                 return Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
             }
         }
-        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, options: options)
-        return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
+        do {
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, options: options)
+            return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
+        } catch let error as StoreError where error.code == .incompatibleModel {
+            // Another version of the model than the one that made the store: the model the
+            // store caches is the right one, when it has it.
+            guard exists, let cached = try? SQLiteStore.cachedModel(at: storeURL),
+                let hashes = try? SQLiteStore.versionHashes(at: storeURL), cached.isCompatible(withStoreVersionHashes: hashes)
+            else {
+                throw ShellError("\(error)\n(the store caches no model of its own: open it with the model version that made it, e.g. --model M.xcdatamodeld/'M 2.xcdatamodel')")
+            }
+            let differing = model.entitiesDiffering(fromStoreVersionHashes: hashes).map { name -> String in
+                switch (model.entityVersionHashesByName[name], hashes[name]) {
+                case (_?, nil): "\(name) (only in the model)"
+                case (nil, _?): "\(name) (only in the store)"
+                default: "\(name) (changed)"
+                }
+            }
+            let coordinator = try PersistentStoreCoordinator(model: cached, storeURL: storeURL, options: options)
+            let session = Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
+            session.openingWarning = "\(storePath) was made by another version of the model than \(source) (entities that differ: \(differing.joined(separator: ", "))); "
+                + "using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences"
+            return session
+        }
     }
 
     private func attach(_ session: Session) {
@@ -163,6 +196,7 @@ public final class Shell {
         } else if let warning = store.uncheckedModelWarning {
             logSink.write("faultline: warning: \(warning)")
         }
+        if let warning = session.openingWarning { logSink.write("faultline: warning: \(warning)") }
         let connection = store.connection
         log.attach(to: connection)
         let statistics = self.statistics

@@ -45,6 +45,9 @@ struct Open: ParsableCommand {
     @Flag(name: .long, help: "Open the store for writing (the default is read-only).")
     var write = false
 
+    @Flag(name: .customLong("model-from-store"), help: "Use the model the store caches (Z_MODELCACHE), not one beside it.")
+    var modelFromStore = false
+
     @Option(name: .customLong("sql-debug"), help: "SQL log level 0–4, as -com.apple.CoreData.SQLDebug.")
     var sqlDebug: Int = 1
 
@@ -62,7 +65,7 @@ struct Open: ParsableCommand {
         let shell: Shell
         do {
             if let store {
-                shell = try Shell(storePath: store, modelPath: model, writable: write, sqlDebugLevel: sqlDebug, output: .standard)
+                shell = try Shell(storePath: store, modelPath: model, writable: write, modelFromStore: modelFromStore, sqlDebugLevel: sqlDebug, output: .standard)
             } else if let model {
                 shell = try Shell(inMemoryStoreFor: model, sqlDebugLevel: sqlDebug, output: .standard)
             } else {
@@ -125,7 +128,8 @@ struct Model: ParsableCommand {
 
     func run() throws {
         do {
-            let model = try ModelSource.load(path: path, version: version)
+            let (model, warnings) = try ModelSource.loadOrInfer(path: path, version: version)
+            for warning in warnings { ShellRunner.report("faultline: warning: \(warning)") }
             let chosen: Format = hashes ? .hashes : (json ? .json : format)
             let text: String
             switch chosen {
@@ -159,6 +163,18 @@ struct Schema: ParsableCommand {
 
     func run() throws {
         do {
+            // A model that is not the version that made the store: the differences, entity by
+            // entity, property by property, hash by hash.
+            if let model {
+                let url = URL(fileURLWithPath: store)
+                let given = try ModelSource.load(path: model)
+                if let hashes = try SQLiteStore.versionHashes(at: url), !given.isCompatible(withStoreVersionHashes: hashes) {
+                    let cached = try? SQLiteStore.cachedModel(at: url)
+                    TextOutput.standardOutput.writeLine(ModelReport.differences(model: given, modelName: model, storeHashes: hashes, storeModel: cached ?? nil))
+                    try checkStandardStreams()
+                    return
+                }
+            }
             let shell = try Shell(storePath: store, modelPath: model, sqlDebugLevel: 0, output: .standard)
             try shell.run(line: ".schema" + (entity.map { " " + $0 } ?? ""))
         } catch {

@@ -258,6 +258,17 @@ public final class SQLiteStore {
         return try withReadOnlyConnection(path: path) { try cachedModel(connection: $0, path: path) }
     }
 
+    /// The store's `NSStoreModelVersionHashes` (entity name → version hash), read without
+    /// changing a byte; nil when its metadata has none.
+    ///
+    /// - Throws: ``StoreError`` when the file cannot be opened or is not a Core Data store.
+    public static func versionHashes(at url: URL) throws -> [String: Data]? {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.fileNotFound, "no such store file", path: path) }
+        try requireRegularFiles(path: path)
+        return try withReadOnlyConnection(path: path) { try readMetadata($0, path: path).2 }
+    }
+
     /// Runs `body` with a connection opened by the read-only plan (see ``readOnlyPlan(path:)``),
     /// which changes no byte of the store, its `-wal` or its `-shm`.
     static func withReadOnlyConnection<T>(path: String, _ body: (Connection) throws -> T) throws -> T {
