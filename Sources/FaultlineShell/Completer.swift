@@ -8,7 +8,8 @@ import Foundation
 enum Completer {
     static let commands = ["fetch", "count", "show", "explain", "refresh"]
     static let dotCommands = [".open", ".write", ".model", ".schema", ".history", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
-                              ".stats", ".storm", ".read", ".output", ".log", ".raw", ".merge-policy", ".help", ".quit"]
+                              ".stats", ".storm", ".read", ".output", ".once", ".log", ".raw", ".merge-policy", ".tables", ".indexes", ".print", ".show", ".bail",
+                              ".help", ".quit"]
     static let clauses = ["where", "sort by", "limit", "offset", "batch", "prefetch", "show"]
     static let predicateWords = ["AND", "OR", "NOT", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "IN", "BETWEEN",
                                  "ANY", "ALL", "NONE", "SOME", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE", "nil", "YES", "NO"]

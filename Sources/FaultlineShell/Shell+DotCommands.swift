@@ -5,8 +5,59 @@ import Foundation
 
 /// The dot commands: settings, files, the model and schema, raw SQL, help.
 extension Shell {
-    func runDotCommand(_ command: String, _ rest: String) throws {
+    /// Every dot command, for unambiguous prefixes (`.q` is `.quit`, as in sqlite3).
+    static let dotCommandNames = [
+        ".quit", ".exit", ".help", ".sql", ".storm", ".mode", ".headers", ".timer", ".echo", ".rows", ".output", ".once", ".log",
+        ".merge-policy", ".read", ".open", ".write", ".model", ".schema", ".tables", ".indexes", ".history", ".faults", ".stats",
+        ".raw", ".print", ".show", ".bail",
+    ]
+
+    func runDotCommand(_ typed: String, _ rest: String) throws {
+        var command = typed
+        if !Shell.dotCommandNames.contains(typed) {
+            let matches = Shell.dotCommandNames.filter { $0.hasPrefix(typed) }
+            if matches.count == 1, let only = matches.first {
+                command = only
+            } else if matches.count > 1 {
+                throw ShellError("\(typed) is ambiguous: \(matches.joined(separator: ", "))")
+            }
+        }
         switch command {
+        case ".print": results.write(rest)
+        case ".bail": bail = try onOff(rest, ".bail")
+        case ".once":
+            guard !rest.isEmpty else { throw ShellError(".once needs a file: the next command's results go there") }
+            try results.redirect(toFile: rest)
+            once = rest
+            return
+        case ".show":
+            let settings: [(String, String)] = [
+                ("store", session.storePath + (coordinator.store.isReadOnly ? " (read-only)" : " (writable)")),
+                ("model", session.modelPath ?? {
+                    switch coordinator.store.modelSource {
+                    case .given: "the one beside the store"
+                    case .modelCache: "the store's own (Z_MODELCACHE)"
+                    case .inferred: "inferred from the tables"
+                    }
+                }()), ("mode", renderer.mode.rawValue), ("headers", renderer.headers ? "on" : "off"),
+                ("rows", rowCap.map(String.init) ?? "all"), ("sql", String(log.level)), ("storm", String(statistics.stormThreshold)),
+                ("timer", timer ? "on" : "off"), ("echo", echo ? "on" : "off"), ("bail", bail ? "on" : "off"),
+                ("output", results.name), ("log", logSink.name),
+                ("merge-policy", Shell.mergePolicies.first { $0.1 == context.mergePolicy }?.0 ?? "error"),
+            ]
+            results.write(settings.map { "\($0.0.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.1)" }.joined(separator: "\n"))
+        case ".tables":
+            let tables = try coordinator.store.connection.untraced {
+                try coordinator.store.connection.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").compactMap { $0[0].string }
+            }
+            results.write(tables.joined(separator: "  "))
+        case ".indexes", ".indices":
+            let indexes = try coordinator.store.connection.untraced {
+                try coordinator.store.connection.query(
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND (? = '' OR tbl_name = ? COLLATE NOCASE) ORDER BY name", [.text(rest), .text(rest)]
+                ).compactMap { $0[0].string }
+            }
+            results.write(indexes.joined(separator: "\n"))
         case ".quit", ".exit": quit()
         case ".help": help(rest)
         case ".sql":
@@ -437,6 +488,11 @@ extension Shell {
         .read FILE                run the commands in a file
         .merge-policy [NAME]      how a save resolves rows changed elsewhere: error, rollback, overwrite, objectTrump, storeTrump
         .output [FILE]            results to a file (no FILE: standard output)
+        .once FILE                the next command's results to a file
+        .tables                   the store's tables;  .indexes [TABLE]: its indexes
+        .show                     the current settings
+        .print TEXT               write TEXT
+        .bail on|off              stop a script at its first error (on) or go on (off, as --keep-going)
         .log stderr|stdout|FILE   where the SQL log goes
         .raw SQL                  read-only SQL straight to SQLite, for comparison
         .help [command]           this text, or the lines about one command

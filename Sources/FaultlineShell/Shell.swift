@@ -90,6 +90,10 @@ public final class Shell {
     /// Asks the person at the terminal a yes/no question (the runner sets it for interactive
     /// sessions); nil in scripts, where commands that would lose unsaved changes refuse.
     public var confirm: ((String) -> Bool)?
+    /// `.bail on|off`: whether a script stops at its first error (the default) or goes on.
+    public var bail = true
+    /// `.once FILE`: where the next command's results go, then standard output again.
+    var once: String?
     /// How many `.read` files are being run, one inside another.
     var readDepth = 0
     /// The most objects one key path of `show` or `$N.…` may visit (through to-many
@@ -97,6 +101,9 @@ public final class Shell {
     static let keyPathObjectLimit = 100_000
     /// The most `.read` files that may run one inside another (a file that reads itself stops there).
     static let maximumReadDepth = 16
+
+    /// Faultline's version, and the SQLite it runs on (`faultline --version`).
+    public static var version: String { "faultline 0.9 (SQLite \(Connection.sqliteVersion))" }
 
     /// Names from the open model for examples in help and error messages.
     var examples: Examples { session.examples }
@@ -270,6 +277,14 @@ public final class Shell {
 
     private func runLine(_ rawLine: String) throws {
         let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+        // `.once FILE` sends one command's results to the file, then standard output again.
+        let endsOnce = once != nil && !line.lowercased().hasPrefix(".once") && !line.isEmpty && !line.hasPrefix("--")
+        defer {
+            if endsOnce {
+                results.redirect(standard.out, name: "stdout")
+                once = nil
+            }
+        }
         if echo && !line.isEmpty {
             results.write(line.hasPrefix("--") ? line : "faultline> " + line.replacingOccurrences(of: "\n", with: "\n      ...> "))
         }

@@ -8,15 +8,17 @@ import Foundation
 public enum ShellRunner {
     /// Runs commands given with `-c`; returns the exit status.
     public static func run(commands: [String], shell: Shell, keepGoing: Bool) -> Int32 {
+        // --keep-going is `.bail off` from the start; a script may change it.
+        if keepGoing { shell.bail = false }
         var status: Int32 = 0
         for command in commands {
             if !execute(command, shell: shell, location: nil) {
                 status = 1
-                if !keepGoing || shell.standardStreamFailure != nil { return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing)) }
+                if shell.bail || shell.standardStreamFailure != nil { return max(status, unsavedChangesStatus(shell, keepGoing: !shell.bail)) }
             }
             if shell.didQuit { break }
         }
-        return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing))
+        return max(status, unsavedChangesStatus(shell, keepGoing: !shell.bail))
     }
 
     /// Writes a message to standard error, or to standard output when standard error
@@ -47,12 +49,13 @@ public enum ShellRunner {
         if isatty(STDIN_FILENO) != 0 {
             return runInteractive(shell: shell)
         }
-        let status = runScript(shell: shell, keepGoing: keepGoing)
-        return max(status, unsavedChangesStatus(shell, keepGoing: keepGoing))
+        if keepGoing { shell.bail = false }
+        let status = runScript(shell: shell)
+        return max(status, unsavedChangesStatus(shell, keepGoing: !shell.bail))
     }
 
     /// The lines of standard input as a script: each command as soon as it is complete.
-    static func runScript(shell: Shell, keepGoing: Bool) -> Int32 {
+    static func runScript(shell: Shell) -> Int32 {
         var status: Int32 = 0
         var pending = CommandAccumulator()
         var lineNumber = 0
@@ -74,13 +77,13 @@ public enum ShellRunner {
             } catch {
                 report("Error: line \(lineNumber): \(error)")
                 status = 1
-                if !keepGoing { return status }
+                if shell.bail { return status }
                 continue
             }
             guard let command else { continue }
             if !execute(command, shell: shell, location: "line \(startLine)") {
                 status = 1
-                if !keepGoing || shell.standardStreamFailure != nil { return status }
+                if shell.bail || shell.standardStreamFailure != nil { return status }
             }
             if shell.didQuit { break }
         }

@@ -8,6 +8,7 @@ struct FaultlineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
+        version: Shell.version,
         subcommands: [Open.self, Model.self, Schema.self],
         defaultSubcommand: Open.self
     )
@@ -38,6 +39,9 @@ struct Open: ParsableCommand {
 
     @Argument(help: "The Core Data store (.sqlite) to open.")
     var store: String?
+
+    @Argument(help: "Commands to run, as with -c (like sqlite3 DB \"SQL\").")
+    var commands: [String] = []
 
     @Option(name: .long, help: "The model: an .xcdatamodeld, .xcdatamodel or compiled .momd/.mom (default: the one beside the store).")
     var model: String?
@@ -77,10 +81,11 @@ struct Open: ParsableCommand {
         let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
         shell.setColor(results: isatty(STDOUT_FILENO) != 0 && !noColor, log: isatty(STDERR_FILENO) != 0 && !noColor)
         // On a terminal long results stop at 200 rows and say how many more there are.
-        if isatty(STDOUT_FILENO) != 0 && isatty(STDIN_FILENO) != 0 && command.isEmpty { shell.setRowCap(200) }
-        let status = command.isEmpty
+        if isatty(STDOUT_FILENO) != 0 && isatty(STDIN_FILENO) != 0 && command.isEmpty && commands.isEmpty { shell.setRowCap(200) }
+        let all = command + commands
+        let status = all.isEmpty
             ? ShellRunner.runStandardInput(shell: shell, keepGoing: keepGoing)
-            : ShellRunner.run(commands: command, shell: shell, keepGoing: keepGoing)
+            : ShellRunner.run(commands: all, shell: shell, keepGoing: keepGoing)
         let final = ShellRunner.finalStatus(status, reported: shell.standardStreamFailure != nil)
         if final != 0 { throw ExitCode(final) }
     }
