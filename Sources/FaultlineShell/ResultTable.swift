@@ -65,7 +65,7 @@ struct ResultTable {
 
 /// The output modes of `.mode`, as in the sqlite3 shell.
 enum OutputMode: String, CaseIterable {
-    case table, box, line, csv, json, markdown
+    case table, box, line, csv, json, markdown, list, tabs, quote, insert, html
 }
 
 /// Writes a ``ResultTable`` in one of the ``OutputMode``s.
@@ -75,6 +75,13 @@ struct Renderer {
     var headers = true
     /// Whether to use ANSI colour (a terminal, and `NO_COLOR` unset).
     var color = false
+    /// `.separator COL [ROW]`: between columns and rows in list mode (sqlite3's `|` and newline).
+    var columnSeparator = "|"
+    var rowSeparator = "\n"
+    /// `.nullvalue TEXT`: what list, tabs and csv modes show for nil (sqlite3: nothing).
+    var nullValue = ""
+    /// The table `insert` mode writes into (sqlite3's default, `"table"`, or `.mode insert NAME`).
+    var insertTable = "\"table\""
 
     func render(_ table: ResultTable) -> String {
         switch mode {
@@ -84,7 +91,59 @@ struct Renderer {
         case .line: return lines(table)
         case .csv: return csv(table)
         case .json: return json(table)
+        case .list: return separated(table, column: columnSeparator, row: rowSeparator)
+        case .tabs: return separated(table, column: "\t", row: "\n")
+        case .quote: return quoted(table)
+        case .insert: return inserts(table)
+        case .html: return html(table)
         }
+    }
+
+    /// sqlite3's list and tabs modes: values as they are, nil as `.nullvalue`.
+    private func separated(_ table: ResultTable, column: String, row: String) -> String {
+        var out: [String] = []
+        if headers { out.append(table.headers.joined(separator: column)) }
+        for cells in table.rows { out.append(cells.map { $0 == .null ? nullValue : $0.display }.joined(separator: column)) }
+        return out.joined(separator: row)
+    }
+
+    /// An SQL literal for a value: `NULL`, numbers, `'text'` with quotes doubled.
+    static func sqlLiteral(_ cell: Cell) -> String {
+        switch cell {
+        case .null: return "NULL"
+        case .bool(let b): return b ? "1" : "0"
+        case .integer(let i): return String(i)
+        case .real(let d): return d.isFinite ? "\(d)" : (d > 0 ? "1e999" : d < 0 ? "-1e999" : "NULL")
+        case .text(let t), .reference(let t): return "'" + t.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+    }
+
+    /// sqlite3's quote mode: each value as an SQL literal.
+    private func quoted(_ table: ResultTable) -> String {
+        var out: [String] = []
+        if headers { out.append(table.headers.map { Renderer.sqlLiteral(.text($0)) }.joined(separator: ",")) }
+        for cells in table.rows { out.append(cells.map(Renderer.sqlLiteral).joined(separator: ",")) }
+        return out.joined(separator: "\n")
+    }
+
+    /// sqlite3's insert mode: an `INSERT INTO` statement per row.
+    private func inserts(_ table: ResultTable) -> String {
+        let columns = table.headers.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ",")
+        return table.rows.map { cells in
+            "INSERT INTO \(insertTable)(\(columns)) VALUES(" + cells.map(Renderer.sqlLiteral).joined(separator: ",") + ");"
+        }.joined(separator: "\n")
+    }
+
+    /// sqlite3's html mode: `<TR>` rows of `<TD>` cells, escaped.
+    private func html(_ table: ResultTable) -> String {
+        func escape(_ s: String) -> String {
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+                .replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        var out: [String] = []
+        if headers { out.append("<TR>" + table.headers.map { "<TH>\(escape($0))</TH>" }.joined() + "\n</TR>") }
+        for cells in table.rows { out.append("<TR>" + cells.map { "<TD>\(escape($0 == .null ? nullValue : $0.display))</TD>" }.joined() + "\n</TR>") }
+        return out.joined(separator: "\n")
     }
 
     /// Terminal columns a string takes: wide East Asian characters and emoji take two,
@@ -176,7 +235,7 @@ struct Renderer {
         var out: [String] = []
         if headers { out.append(table.headers.map(field).joined(separator: ",")) }
         for row in table.rows {
-            out.append(row.map { $0 == .null ? "" : field($0.display) }.joined(separator: ","))
+            out.append(row.map { $0 == .null ? field(nullValue) : field($0.display) }.joined(separator: ","))
         }
         return out.joined(separator: "\r\n")
     }

@@ -9,7 +9,7 @@ extension Shell {
     static let dotCommandNames = [
         ".quit", ".exit", ".help", ".sql", ".storm", ".mode", ".headers", ".timer", ".echo", ".rows", ".output", ".once", ".log",
         ".merge-policy", ".read", ".open", ".write", ".model", ".schema", ".tables", ".indexes", ".history", ".faults", ".stats",
-        ".raw", ".print", ".show", ".bail",
+        ".raw", ".print", ".show", ".bail", ".separator", ".nullvalue", ".dump", ".shell", ".system",
     ]
 
     func runDotCommand(_ typed: String, _ rest: String) throws {
@@ -24,6 +24,8 @@ extension Shell {
         }
         switch command {
         case ".print": results.write(rest)
+        case ".dump": try dump(rest)
+        case ".shell", ".system": try runSystemCommand(rest)
         case ".bail": bail = try onOff(rest, ".bail")
         case ".once":
             guard !rest.isEmpty else { throw ShellError(".once needs a file: the next command's results go there") }
@@ -71,10 +73,18 @@ extension Shell {
             }
             statistics.stormThreshold = n
         case ".mode":
-            guard let mode = OutputMode(rawValue: rest.lowercased()) else {
+            let words = rest.split(separator: " ").map(String.init)
+            guard let first = words.first, let mode = OutputMode(rawValue: first.lowercased()) else {
                 throw ShellError(".mode needs one of \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")) (now \(renderer.mode.rawValue))")
             }
             renderer.mode = mode
+            if mode == .insert, words.count > 1 { renderer.insertTable = words[1] }
+        case ".separator":
+            let words = Shell.separatorArguments(rest)
+            guard let column = words.first else { throw ShellError(".separator needs a column separator (and a row separator), as in: .separator , \\n") }
+            renderer.columnSeparator = column
+            if words.count > 1 { renderer.rowSeparator = words[1] }
+        case ".nullvalue": renderer.nullValue = Shell.unquoted(rest)
         case ".headers": renderer.headers = try onOff(rest, ".headers")
         case ".timer": timer = try onOff(rest, ".timer")
         case ".echo": echo = try onOff(rest, ".echo")
@@ -109,6 +119,112 @@ extension Shell {
         case ".stats": showStatistics()
         case ".raw": try raw(rest)
         default: throw ShellError("unknown command \"\(command)\"; try .help")
+        }
+    }
+
+    /// The pragmas that only read, in their query forms (`PRAGMA journal_mode`,
+    /// `PRAGMA table_info(ZASSET)`): SQLite does not call every such statement read-only.
+    static let readOnlyPragmas: Set<String> = [
+        "application_id", "auto_vacuum", "cache_size", "collation_list", "compile_options", "data_version", "database_list",
+        "encoding", "foreign_key_check", "foreign_key_list", "foreign_keys", "freelist_count", "function_list", "index_info",
+        "index_list", "index_xinfo", "integrity_check", "journal_mode", "journal_size_limit", "module_list", "page_count",
+        "page_size", "pragma_list", "quick_check", "schema_version", "synchronous", "table_info", "table_list", "table_xinfo",
+        "user_version", "wal_autocheckpoint",
+    ]
+
+    /// Whether a statement is one of ``readOnlyPragmas`` in a form that only reads: no `=`.
+    static func isReadOnlyPragma(_ sql: String) -> Bool {
+        let words = sql.trimmingCharacters(in: .whitespacesAndNewlines).split(maxSplits: 1, whereSeparator: { $0.isWhitespace })
+        guard words.count == 2, words[0].lowercased() == "pragma", !words[1].contains("=") else { return false }
+        var name = words[1].split(separator: "(", maxSplits: 1).first.map(String.init) ?? ""
+        name = name.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: ";"))).lowercased()
+        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }  // main.journal_mode
+        return readOnlyPragmas.contains(name)
+    }
+
+    /// `.dump [TABLE]`: the store (or the tables whose names match, as in sqlite3, with `%`
+    /// and `_` wildcards) as SQL text — schema and `INSERT` statements — read in one read
+    /// transaction; the store is not changed.
+    func dump(_ pattern: String) throws {
+        let connection = coordinator.store.connection
+        try connection.untraced {
+            try context.withReadTransaction {
+                results.write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;")
+                let like = pattern.isEmpty ? "%" : pattern
+                let tables = try connection.query(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name LIKE ? ORDER BY rowid", [.text(like)])
+                for table in tables {
+                    guard let name = table[0].string, let sql = table[1].string else { continue }
+                    results.write(sql + ";")
+                    // Quoted only when it must be, as sqlite3 writes it.
+                    let plain = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+                    let quotedName = plain ? name : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                    let statement = try connection.prepare("SELECT * FROM \(quotedName)")
+                    while try statement.step() {
+                        let values = (0..<statement.columnCount).map { i -> String in
+                            switch statement.value(at: i) {
+                            case .null: return "NULL"
+                            case .integer(let v): return String(v)
+                            case .real(let v): return Renderer.sqlLiteral(.real(v))
+                            case .text(let v): return Renderer.sqlLiteral(.text(v))
+                            case .blob(let v): return "X'" + v.map { String(format: "%02X", $0) }.joined() + "'"
+                            }
+                        }
+                        results.write("INSERT INTO \(quotedName) VALUES(" + values.joined(separator: ",") + ");")
+                    }
+                }
+                let others = try connection.query(
+                    "SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger', 'view') AND sql IS NOT NULL AND tbl_name LIKE ? ORDER BY rowid", [.text(like)])
+                for row in others { if let sql = row[0].string { results.write(sql + ";") } }
+                results.write("COMMIT;")
+            }
+        }
+    }
+
+    /// `.shell CMD` / `.system CMD`: runs a command with `/bin/sh -c`, on the shell's own
+    /// terminal, and says so when it fails.
+    func runSystemCommand(_ command: String) throws {
+        guard !command.isEmpty else { throw ShellError(".shell needs a command, as in: .shell ls -l") }
+        var pid: pid_t = 0
+        let arguments = ["/bin/sh", "-c", command]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ)
+        guard spawned == 0 else { throw ShellError(".shell: cannot start /bin/sh (\(String(cString: strerror(spawned))))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let code = (status >> 8) & 0xFF
+        if status & 0x7F != 0 { throw ShellError(".shell: \(command) was ended by signal \(status & 0x7F)") }
+        if code != 0 { throw ShellError(".shell: \(command) exited with status \(code)") }
+    }
+
+    /// A dot command's argument without the quotes around it, if any.
+    static func unquoted(_ text: String) -> String {
+        if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first { return String(text.dropFirst().dropLast()) }
+        return text
+    }
+
+    /// `.separator` words with sqlite3's escapes (`\t`, `\n`, `\r`, `\\`), quotes removed.
+    static func separatorArguments(_ text: String) -> [String] {
+        Shell.splitTopLevel(text, on: " ").filter { !$0.isEmpty }.map { word in
+            var out = ""
+            var escape = false
+            for c in unquoted(word) {
+                if escape {
+                    switch c {
+                    case "t": out.append("\t")
+                    case "n": out.append("\n")
+                    case "r": out.append("\r")
+                    default: out.append(c)
+                    }
+                    escape = false
+                } else if c == "\\" {
+                    escape = true
+                } else {
+                    out.append(c)
+                }
+            }
+            return out
         }
     }
 
@@ -369,7 +485,7 @@ extension Shell {
             throw ShellError("SQLite: \(error.message)" + (error.sql.map { " in: \($0)" } ?? ""))
         }
         guard !statements.isEmpty else { throw ShellError(".raw: no SQL statement in \"\(sql)\"") }
-        if let write = statements.first(where: { !$0.isReadOnly }) {
+        if let write = statements.first(where: { !$0.isReadOnly && !Shell.isReadOnlyPragma($0.sql) }) {
             throw ShellError(".raw runs read-only SQL only (\(write.sql)); change data through the object graph (insert, set, delete, save)")
         }
         for statement in statements {
@@ -378,7 +494,9 @@ extension Shell {
                 while try statement.step() {
                     rows.append((0..<statement.columnCount).map { i in
                         switch statement.value(at: i) {
-                        case .null: .null
+                        // NULL as sqlite3 shows it (`.nullvalue`, nothing by default); JSON,
+                        // quote and insert modes keep a real null.
+                        case .null: [.json, .quote, .insert].contains(renderer.mode) ? .null : .text(renderer.nullValue)
                         case .integer(let v): .integer(v)
                         case .real(let v): .real(v)
                         case .text(let v): .text(v)
@@ -477,7 +595,9 @@ extension Shell {
         .history [N] [Entity] [$N]  the changes in the last N (10) transactions of the persistent history, for an entity or an object
                                   (an update's columns bits ≈ the properties they name, by name order: inferred)
         .sql N                    SQL log level 0–4 (as -com.apple.CoreData.SQLDebug N)
-        .mode MODE                table, box, line, csv, json or markdown
+        .mode MODE                table, box, line, csv, json, markdown, list, tabs, quote, insert [TABLE] or html
+        .separator COL [ROW]      separators of list mode (| and \n)
+        .nullvalue TEXT           what list, tabs, csv and html modes show for nil (nothing)
         .headers on|off           column headers in csv mode
         .timer on|off             time each command
         .echo on|off              write each command (and -- comment) before its results
@@ -491,6 +611,8 @@ extension Shell {
         .once FILE                the next command's results to a file
         .tables                   the store's tables;  .indexes [TABLE]: its indexes
         .show                     the current settings
+        .dump [TABLE]             the store (or tables matching TABLE) as SQL text: schema and INSERTs
+        .shell CMD                run a command in /bin/sh (also .system)
         .print TEXT               write TEXT
         .bail on|off              stop a script at its first error (on) or go on (off, as --keep-going)
         .log stderr|stdout|FILE   where the SQL log goes

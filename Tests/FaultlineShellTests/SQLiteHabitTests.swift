@@ -49,3 +49,72 @@ import Testing
         #expect(result.stderr.contains("Error: line 5: entity Nowhere not found"))
     }
 }
+
+/// sqlite3's output modes, separators, null value, dump and shell escapes.
+@Suite struct SQLiteOutputHabitTests {
+    static let store = SQLiteHabitTests.store
+
+    @Test func listQuoteInsertHtmlTabsModes() throws {
+        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
+            .mode list
+            fetch Location sort by label limit 1
+            .separator ; \\n
+            .nullvalue NULL
+            fetch Inventory sort by date limit 1 show count, date
+            .mode quote
+            fetch Location where label BEGINSWITH "J"
+            .mode insert loc
+            fetch Location where label BEGINSWITH "J"
+            .mode html
+            fetch Location where label BEGINSWITH "G"
+            .mode tabs
+            .raw SELECT NULL AS n, 'x' AS s
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            #|label
+            $1|Garage
+            #;count;date
+            $2;6;NULL
+            '#','label'
+            '$3','Jaye''s Basement'
+            INSERT INTO loc("#","label") VALUES('$3','Jaye''s Basement');
+            <TR><TH>#</TH><TH>label</TH>
+            </TR>
+            <TR><TD>$1</TD><TD>Garage</TD>
+            </TR>
+            n\ts
+            NULL\tx
+
+            """)
+    }
+
+    @Test func readOnlyPragmasRunInRawAndWritingOnesDoNot() throws {
+        let read = try TestSupport.faultline([Self.store, "-c", ".mode list", "-c", ".headers off", "-c", ".raw PRAGMA journal_mode; PRAGMA user_version"])
+        #expect(read.status == 0 && read.stdout.split(separator: "\n").count == 2, "\(read.stdout)\(read.stderr)")
+        let write = try TestSupport.faultline([Self.store, "-c", ".raw PRAGMA user_version = 3"])
+        #expect(write.status == 1 && write.stderr.contains(".raw runs read-only SQL only (PRAGMA user_version = 3)"))
+    }
+
+    @Test func dumpIsSQLThatRebuildsTheRows() throws {
+        let result = try TestSupport.faultline([Self.store, "-c", ".dump"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE ZASSET ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR );\nINSERT INTO ZASSET VALUES(1,1,1,'Coffee Mug');\n"))
+        #expect(result.stdout.hasSuffix("COMMIT;\n"))
+        let folder = try TestSupport.temporaryDirectory("dump")
+        let script = folder.appendingPathComponent("dump.sql")
+        try Data(result.stdout.utf8).write(to: script)
+        let rebuilt = folder.appendingPathComponent("rebuilt.db")
+        _ = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, ".read \(script.path)"])
+        let counts = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
+        let original = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["file:\(Self.store)?immutable=1", "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
+        #expect(counts.stdout == original.stdout && !counts.stdout.isEmpty)
+    }
+
+    @Test func shellRunsACommandAndAFailureIsAnError() throws {
+        let result = try TestSupport.faultline([Self.store, "--keep-going", "-c", ".shell echo hi from sh", "-c", ".system exit 3"])
+        #expect(result.stdout == "hi from sh\n")
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: .shell: exit 3 exited with status 3\n")
+    }
+}
