@@ -19,7 +19,7 @@ import Testing
             .tab
             .indexes ZINVENTORY
             .print hello there
-            .sh
+            .sho
             .s
             .q
             count Asset
@@ -29,7 +29,7 @@ import Testing
         #expect(Array(lines.prefix(4)) == ["ZASSET  ZINVENTORY  ZLOCATION  Z_METADATA  Z_MODELCACHE  Z_PRIMARYKEY", "ZINVENTORY_ZASSET_INDEX", "ZINVENTORY_ZLOCATION_INDEX", "hello there"])
         #expect(lines.contains("store        \(Self.store) (read-only)"))
         #expect(lines.contains("model        the one beside the store"))
-        #expect(result.stderr == "Error: line 5: .s is ambiguous: .sql, .storm, .schema, .stats, .show\n")
+        #expect(result.stderr == "Error: line 5: .s is ambiguous: .sql, .storm, .schema, .stats, .show, .separator, .shell, .system\n")
     }
 
     @Test func onceAndBail() throws {

@@ -227,7 +227,7 @@ final class Lines: @unchecked Sendable {
 
     @Test func badSettingsSayWhatTheyTake() throws {
         let h = try ShellHarness()
-        #expect(throws: ShellError(".mode needs one of table, box, line, csv, json, markdown (now table)")) { try h.run(".mode html") }
+        #expect(throws: ShellError(".mode needs one of table, box, line, csv, json, markdown, list, tabs, quote, insert, html (now table)")) { try h.run(".mode columns") }
         #expect(throws: ShellError("no object $1; fetch objects first, they get handles $1, $2, …")) { try h.run("$1") }
         #expect(throws: ShellError("unknown command \".frob\"; try .help")) { try h.run(".frob") }
     }
