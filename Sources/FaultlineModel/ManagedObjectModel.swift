@@ -45,10 +45,26 @@ public final class ManagedObjectModel: Sendable {
         sourceDescription: String? = nil
     ) throws {
         var byName: [String: EntityDescription] = [:]
+        var byTableName: [String: String] = [:]
         for entity in entities {
             guard byName[entity.name] == nil else {
                 throw ModelError(.invalidModel, "entity \(entity.name) is declared twice", file: sourceDescription, entity: entity.name)
             }
+            // Names become SQL identifiers (ZRECIPE, ZNAME, Z_1TAGS…): only the letters, digits
+            // and underscores Xcode allows, so that no name can change the SQL around it.
+            try Self.checkIdentifier(entity.name, "entity", entity: entity.name, file: sourceDescription)
+            for property in entity.declaredAttributes.map(\.name) + entity.declaredRelationships.map(\.name) + entity.declaredFetchedProperties.map(\.name) {
+                try Self.checkIdentifier(property, "property \(entity.name).\(property)", entity: entity.name, file: sourceDescription)
+            }
+            for index in entity.fetchIndexes {
+                try Self.checkIdentifier(index.name, "fetch index \(entity.name).\(index.name)", entity: entity.name, file: sourceDescription)
+            }
+            // Tables are named by the upper-cased entity name: two names that differ only in
+            // case would share one.
+            if let other = byTableName[entity.name.uppercased()] {
+                throw ModelError(.invalidModel, "entities \(other) and \(entity.name) differ only in case, so their tables would have one name", file: sourceDescription, entity: entity.name)
+            }
+            byTableName[entity.name.uppercased()] = entity.name
             byName[entity.name] = entity
         }
         // Parents exist; no cycles; chains no deeper than the limit (walks over them, and
@@ -156,6 +172,19 @@ public final class ManagedObjectModel: Sendable {
         self.configurations = configurations
         self.versionIdentifiers = versionIdentifiers
         self.sourceDescription = sourceDescription
+    }
+
+    /// Throws unless `name` is a letter or underscore followed by letters, digits and
+    /// underscores (ASCII), at most 255 of them.
+    static func checkIdentifier(_ name: String, _ what: String, entity: String, file: String?) throws {
+        let bytes = Array(name.utf8)
+        func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
+        guard let first = bytes.first, isLetter(first), bytes.count <= 255, bytes.allSatisfy({ isLetter($0) || ($0 >= 48 && $0 <= 57) }) else {
+            let shown = name.count > 60 ? String(name.prefix(60)) + "…" : name
+            throw ModelError(
+                .invalidModel, "\(what): \"\(shown)\" is not a name Core Data accepts (a letter or _, then letters, digits and _, at most 255)",
+                file: file, entity: entity)
+        }
     }
 
     /// The deepest inheritance a model may have (an entity and its parents); deeper models

@@ -30,7 +30,7 @@ enum FLFunctions {
     static func average(_ values: [Any?]) throws -> Any? {
         let ns = try numbers("average", values)
         if ns.isEmpty { return nil }
-        if ns.contains(where: { if case .decimal = $0 { return true } else { return false } }) {
+        if ns.contains(where: { if case .decimal = $0 { return true } else { return false } }), ns.allSatisfy(\.hasDecimal) {
             return ns.reduce(Decimal(0)) { $0 + $1.decimal } / Decimal(ns.count)
         }
         return ns.reduce(0.0) { $0 + $1.double } / Double(ns.count)
@@ -58,7 +58,7 @@ enum FLFunctions {
         case (.int(let x), .int(let y)):
             let (r, o) = x.addingReportingOverflow(y)
             return o ? .double(Double(x) + Double(y)) : .int(r)
-        case (.decimal, _), (_, .decimal): return .decimal(a.decimal + b.decimal)
+        case _ where FLNumber.decimalMath(a, b): return .decimal(a.decimal + b.decimal)
         default: return .double(a.double + b.double)
         }
     }
@@ -83,23 +83,24 @@ enum FLFunctions {
                 let (r, o) = i.subtractingReportingOverflow(j)
                 return o ? Double(i) - Double(j) : r
             }
-            if case .decimal = x { return x.decimal - y.decimal }
-            if case .decimal = y { return x.decimal - y.decimal }
+            if FLNumber.decimalMath(x, y) { return x.decimal - y.decimal }
             return x.double - y.double
         case "multiply:by:":
             if case .int(let i) = x, case .int(let j) = y {
                 let (r, o) = i.multipliedReportingOverflow(by: j)
                 return o ? Double(i) * Double(j) : r
             }
-            if case .decimal = x { return x.decimal * y.decimal }
-            if case .decimal = y { return x.decimal * y.decimal }
+            if FLNumber.decimalMath(x, y) { return x.decimal * y.decimal }
             return x.double * y.double
         case "divide:by:":
-            if case .decimal = x { return x.decimal / y.decimal }
-            if case .decimal = y { return x.decimal / y.decimal }
+            if FLNumber.decimalMath(x, y) { return x.decimal / y.decimal }
             return x.double / y.double
         case "modulus:by:":
-            if case .int(let i) = x, case .int(let j) = y, j != 0 { return i % j }
+            if case .int(let i) = x, case .int(let j) = y, j != 0 {
+                // Int.min % -1 overflows (the process would stop): its remainder is 0.
+                let (r, overflow) = i.remainderReportingOverflow(dividingBy: j)
+                return overflow ? 0 : r
+            }
             return fmod(x.double, y.double)
         case "raise:toPower:": return pow(x.double, y.double)
         default: break

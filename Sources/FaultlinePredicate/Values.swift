@@ -65,18 +65,36 @@ enum FLNumber {
         }
     }
 
+    /// The number as a decimal; NaN for a double no decimal can hold (see ``hasDecimal``).
     var decimal: Decimal {
         switch self {
         case .int(let i): return Decimal(i)
-        case .double(let d): return Decimal(d)
+        case .double(let d): return Decimal(checking: d) ?? .nan
         case .decimal(let d): return d
         }
+    }
+
+    /// Whether arithmetic on two numbers is decimal arithmetic: one of them is a decimal
+    /// and both fit in one (else doubles, which hold any number).
+    static func decimalMath(_ x: FLNumber, _ y: FLNumber) -> Bool {
+        let either: Bool
+        switch (x, y) {
+        case (.decimal, _), (_, .decimal): either = true
+        default: either = false
+        }
+        return either && x.hasDecimal && y.hasDecimal
+    }
+
+    /// Whether ``decimal`` is the number (a double beyond Decimal's range is not).
+    var hasDecimal: Bool {
+        if case .double(let d) = self { return Decimal(checking: d) != nil }
+        return true
     }
 
     static func compare(_ a: FLNumber, _ b: FLNumber) -> ComparisonResult {
         switch (a, b) {
         case (.int(let x), .int(let y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
-        case (.decimal, _), (_, .decimal):
+        case _ where decimalMath(a, b):
             let x = a.decimal, y = b.decimal
             return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
         default:

@@ -452,7 +452,11 @@ extension SQLValue {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            if let text = sqlite3_value_text(value) { self = .text(String(cString: text)) } else { self = .null }
+            if let text = sqlite3_value_text(value) {
+                self = .text(String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
+            } else {
+                self = .null
+            }
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
             if let bytes = sqlite3_value_blob(value), count > 0 { self = .blob(Data(bytes: bytes, count: count)) } else { self = .blob(Data()) }
@@ -466,7 +470,14 @@ extension SQLValue {
         case .null: sqlite3_result_null(context)
         case .integer(let i): sqlite3_result_int64(context, i)
         case .real(let d): sqlite3_result_double(context, d)
-        case .text(let s): sqlite3_result_text(context, s, -1, faultline_sqlite3_transient())
+        case .text(let s):
+            var text = s
+            text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    guard let base = chars.baseAddress else { return sqlite3_result_text(context, "", 0, faultline_sqlite3_transient()) }
+                    sqlite3_result_text(context, base, Int32(chars.count), faultline_sqlite3_transient())
+                }
+            }
         case .blob(let d):
             d.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), faultline_sqlite3_transient()) }
         }

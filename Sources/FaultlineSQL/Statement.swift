@@ -71,7 +71,16 @@ public final class Statement {
         case .null: rc = sqlite3_bind_null(handle, index)
         case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
         case .real(let d): rc = sqlite3_bind_double(handle, index, d)
-        case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, faultline_sqlite3_transient())
+        case .text(let s):
+            // With its byte length, so that a NUL inside the text is kept (with -1 SQLite
+            // would stop at it and silently store less).
+            var text = s
+            rc = text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    guard let base = chars.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, faultline_sqlite3_transient()) }
+                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), faultline_sqlite3_transient())
+                }
+            }
         case .blob(let d):
             rc = d.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), faultline_sqlite3_transient()) }
         }

@@ -309,13 +309,10 @@ extension Shell {
     }
 
     /// ISO 8601 dates, with or without fractional seconds, or a plain date (midnight UTC).
+    /// One reader for the dates typed in values and in predicates: days that do not exist
+    /// (2026-02-30) are refused, not rolled over.
     static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate]] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+        FLDateLiteral.parse(text)
     }
 
     /// The parts of `text` between top-level `separator`s (outside quotes and brackets).

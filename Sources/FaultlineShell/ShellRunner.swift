@@ -1,5 +1,6 @@
 import CFaultlineEditLine
 import CFaultlineSQLite
+import FaultlineModel
 import Foundation
 
 /// Drives a ``Shell`` from a terminal (libedit: prompt, editing, history, completion, Ctrl-C)
@@ -114,7 +115,15 @@ public enum ShellRunner {
     static func runInteractive(shell: Shell) -> Int32 {
         let history = historyPath
         using_history()
-        read_history(history)
+        // The history file is read and written only when it is a regular file (or absent): a
+        // FIFO would block the shell, a device feed it without end.
+        var keepsHistory = true
+        if let problem = RegularFile.problem(atPath: history) {
+            report("faultline: warning: \(history) is \(problem): no command history this session")
+            keepsHistory = false
+        } else {
+            read_history(history)
+        }
         Interactive.shell = shell
         installCompletion()
         installInterruptHandler(shell: shell)
@@ -157,7 +166,7 @@ public enum ShellRunner {
             guard let command = completed else { continue }
             if !command.trimmingCharacters(in: .whitespaces).isEmpty {
                 add_history(command)
-                write_history(history)
+                if keepsHistory { write_history(history) }
             }
             Interactive.interrupted = 0
             Interactive.running = 1

@@ -157,6 +157,17 @@ struct TerminalTests {
         try t.waitFor("\n13\n")
     }
 
+    @Test func aHistoryFileThatIsAFIFOIsLeftAloneNotWaitedOn() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        #expect(mkfifo(home.appendingPathComponent(".faultline_history").path, 0o600) == 0)
+        let t = try start(home)
+        defer { t.close() }
+        try t.waitFor("is a FIFO (named pipe): no command history this session")
+        try t.send("count Recipe", "Enter")
+        try t.waitFor("\n16\n")
+    }
+
     @Test func historyIsKeptAcrossRestarts() throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }

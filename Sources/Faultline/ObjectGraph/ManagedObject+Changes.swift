@@ -184,7 +184,8 @@ enum AttributeValues {
         case .decimal:
             if let v = value as? Decimal { return v }
             if !(value is Bool), let v = value as? any BinaryInteger, let i = Int64(exactly: v) { return Decimal(i) }
-            return Decimal(try floating())
+            guard let decimal = Decimal(checking: try floating()) else { throw mismatch("a number a Decimal can hold (finite, within about ±1e145)") }
+            return decimal
         case .string:
             if let v = value as? String { return v }
             if let v = value as? Substring { return String(v) }

@@ -233,7 +233,13 @@ public final class SQLiteStore {
             self.identifier = ""
             self.metadata = [:]
             self.warnings = []
-            try createSchema(persistentHistoryTracking: options.persistentHistoryTracking)
+            do {
+                try createSchema(persistentHistoryTracking: options.persistentHistoryTracking)
+            } catch {
+                // A store that could not be made whole is not left behind half made.
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                throw error
+            }
         }
     }
 
@@ -373,8 +379,10 @@ public final class SQLiteStore {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
-        // Bytes 18 and 19 of the header are the read and write format versions: 2 means WAL.
-        return header.starts(with: Data("SQLite format 3\0".utf8)) && header[18] == 2 && header[19] == 2
+        // Bytes 18 and 19 of the header are the write and read format versions: 2 means WAL.
+        // Either one is enough for SQLite to use a -wal and -shm (a damaged header may have
+        // only one), so either one makes the read-only plan treat the store as WAL.
+        return header.starts(with: Data("SQLite format 3\0".utf8)) && (header[18] == 2 || header[19] == 2)
     }
 
     /// Creates an in-memory store for `model`: the same engine and SQL, nothing on disk.

@@ -46,10 +46,21 @@ extension SQLiteStore {
     /// ``reservePrimaryKeys(root:count:)`` by entity number (also for the history entities,
     /// 16001–16003); `label` names the entity in errors.
     func reservePrimaryKeys(entityNumber number: Int, label root: String, count: Int) throws -> Int64 {
-        let max = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])?.int64 ?? 0
+        let stored = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(number))])
+        let max: Int64
+        switch stored {
+        case nil, .null?: max = 0
+        case .integer(let value)? where value >= 0: max = value
+        default:
+            throw StoreError(.cannotOpen, "Z_PRIMARYKEY.Z_MAX of \(root) is \(stored.map { "\($0)" } ?? "missing"), not a key counter: save refused, nothing was written", path: path)
+        }
+        let (next, overflow) = max.addingReportingOverflow(Int64(count))
+        guard !overflow else {
+            throw StoreError(.cannotWrite, "Z_PRIMARYKEY.Z_MAX of \(root) is \(max): no \(count) more primary keys fit in 64 bits; save refused, nothing was written", path: path)
+        }
         try connection.execute(
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
-            [.integer(max + Int64(count)), .integer(Int64(number)), .integer(max)])
+            [.integer(next), .integer(Int64(number)), .integer(max)])
         guard connection.changes == 1 else {
             throw StoreError(.cannotOpen, "could not reserve primary keys for \(root): Z_PRIMARYKEY changed underneath", path: path)
         }

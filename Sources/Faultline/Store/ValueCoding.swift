@@ -25,7 +25,8 @@ public enum ValueCoding {
             switch value {
             case .text(let s): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX"))
             case .integer(let i): return Decimal(i)
-            case .real(let d): return Decimal(d)
+            // A double no Decimal holds (an infinity, 1e300) reads as no value, never as NaN.
+            case .real(let d): return Decimal(checking: d)
             default: return nil
             }
         case .date: return value.double.map { Date(timeIntervalSinceReferenceDate: $0) }
