@@ -198,6 +198,14 @@ extension Shell {
         if code != 0 { throw ShellError(".shell: \(command) exited with status \(code)") }
     }
 
+    /// Whether a statement begins, ends or marks a transaction (`BEGIN`, `COMMIT`, `END`,
+    /// `ROLLBACK`, `SAVEPOINT`, `RELEASE`), or changes how the store is locked.
+    static func isTransactionControl(_ sql: String) -> Bool {
+        let first = sql.trimmingCharacters(in: .whitespacesAndNewlines).prefix { $0.isLetter }.uppercased()
+        if ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(first) { return true }
+        return first == "PRAGMA" && sql.lowercased().contains("locking_mode")
+    }
+
     /// A dot command's argument without the quotes around it, if any.
     static func unquoted(_ text: String) -> String {
         if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first { return String(text.dropFirst().dropLast()) }
@@ -485,6 +493,11 @@ extension Shell {
             throw ShellError("SQLite: \(error.message)" + (error.sql.map { " in: \($0)" } ?? ""))
         }
         guard !statements.isEmpty else { throw ShellError(".raw: no SQL statement in \"\(sql)\"") }
+        // Transaction control counts as read-only to SQLite, but a transaction left open
+        // here would make the next save fail.
+        if let control = statements.first(where: { Shell.isTransactionControl($0.sql) }) {
+            throw ShellError(".raw does not run transaction control (\(control.sql)): each .raw runs on its own, and saves make their own transactions")
+        }
         if let write = statements.first(where: { !$0.isReadOnly && !Shell.isReadOnlyPragma($0.sql) }) {
             throw ShellError(".raw runs read-only SQL only (\(write.sql)); change data through the object graph (insert, set, delete, save)")
         }

@@ -81,4 +81,17 @@ import Testing
         _ = try TestSupport.faultline([store.path, "-c", "count Asset"])
         #expect(try TestSupport.snapshot(of: folder) == before)
     }
+
+    @Test func rawRefusesTransactionControlSoTheNextSaveWorks() throws {
+        let store = try ShellHarness.writableCopy(of: "Inventory")
+        let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
+            .raw BEGIN
+            .raw SAVEPOINT a
+            .raw PRAGMA locking_mode = EXCLUSIVE
+            insert Location label = "Attic"
+            save
+            """)
+        #expect(result.stderr.components(separatedBy: ".raw does not run transaction control").count == 4, "\(result.stderr)")
+        #expect(result.stdout.hasSuffix("saved: 1 inserted, 0 updated, 0 deleted\n"))
+    }
 }
