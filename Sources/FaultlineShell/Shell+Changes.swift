@@ -134,7 +134,8 @@ extension Shell {
         case .string(let s):
             switch attribute.attributeType {
             case .date:
-                guard let date = Shell.parseDate(s) else {
+                // The reader predicates use: a day that does not exist (2026-02-30) is refused.
+                guard let date = FLDateLiteral.parse(s) else {
                     throw ShellError("\(key) is a Date: write it as \"2026-11-22T10:00:00Z\" (ISO 8601)")
                 }
                 converted = date
@@ -306,13 +307,6 @@ extension Shell {
         if let i = Int(t) { return .integer(i) }
         if let d = Double(t) { return .double(d) }
         throw ShellError("cannot read the value \(t): write strings in quotes, numbers, true/false, nil, or a handle such as $3")
-    }
-
-    /// ISO 8601 dates, with or without fractional seconds, or a plain date (midnight UTC).
-    /// One reader for the dates typed in values and in predicates: days that do not exist
-    /// (2026-02-30) are refused, not rolled over.
-    static func parseDate(_ text: String) -> Date? {
-        FLDateLiteral.parse(text)
     }
 
     /// The parts of `text` between top-level `separator`s (outside quotes and brackets).
