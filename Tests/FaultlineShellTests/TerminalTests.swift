@@ -51,6 +51,16 @@ final class TmuxSession {
 
 @Suite(.serialized, .enabled(if: TestSupport.hasCommand("tmux") || TestSupport.isCI, "skipped: the terminal tests need tmux (apt-get install tmux)"))
 struct TerminalTests {
+    /// Runs `body` with a shell on the Recipes sample at a terminal, in a fresh home folder
+    /// (its history file), then closes both.
+    func withShell(_ body: (TmuxSession) throws -> Void) throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try start(home)
+        defer { t.close() }
+        try body(t)
+    }
+
     func start(_ home: URL) throws -> TmuxSession {
         let session = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home)
         do {
@@ -64,97 +74,85 @@ struct TerminalTests {
     }
 
     @Test func tabCompletesEntitiesAndKeyPathsThroughRelationships() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("fetch RecipeT", "Tab")
-        try t.waitFor("faultline> fetch RecipeType")
-        try t.send("limit 1", "Enter")
-        try t.waitFor("1 row")
-        try t.send("$1.reci", "Tab")
-        try t.waitFor("faultline> $1.recipes")
-        try t.send(".na", "Tab")
-        try t.waitFor("faultline> $1.recipes.name")
-        try t.send("Enter")
-        try t.waitFor("| recipes.name")
+        try withShell { t in
+            try t.send("fetch RecipeT", "Tab")
+            try t.waitFor("faultline> fetch RecipeType")
+            try t.send("limit 1", "Enter")
+            try t.waitFor("1 row")
+            try t.send("$1.reci", "Tab")
+            try t.waitFor("faultline> $1.recipes")
+            try t.send(".na", "Tab")
+            try t.waitFor("faultline> $1.recipes.name")
+            try t.send("Enter")
+            try t.waitFor("| recipes.name")
+        }
     }
 
     @Test func aCompletedRelationshipTakesNoSpaceSoTheKeyPathGoesOn() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("fetch Recipe limit 2 show ty", "Tab")
-        try t.waitFor("faultline> fetch Recipe limit 2 show type")
-        // (capture-pane drops trailing spaces: the space shows once more is typed.)
-        try t.send(".na", "Tab")
-        try t.waitFor("show type.name")
-        try t.send("sort by na", "Tab")
-        try t.waitFor("show type.name sort by name")
-        try t.send("Enter")
-        try t.waitFor("| type.name")
+        try withShell { t in
+            try t.send("fetch Recipe limit 2 show ty", "Tab")
+            try t.waitFor("faultline> fetch Recipe limit 2 show type")
+            // (capture-pane drops trailing spaces: the space shows once more is typed.)
+            try t.send(".na", "Tab")
+            try t.waitFor("show type.name")
+            try t.send("sort by na", "Tab")
+            try t.waitFor("show type.name sort by name")
+            try t.send("Enter")
+            try t.waitFor("| type.name")
+        }
     }
 
     @Test func anOpenParenthesisContinuesOnTheNextLine() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("fetch Recipe where (name BEGINSWITH \"Gu\"", "Enter")
-        try t.waitFor("      ...>")
-        try t.send(") show name", "Enter")
-        try t.waitFor("| Guacamole |")
+        try withShell { t in
+            try t.send("fetch Recipe where (name BEGINSWITH \"Gu\"", "Enter")
+            try t.waitFor("      ...>")
+            try t.send(") show name", "Enter")
+            try t.waitFor("| Guacamole |")
+        }
     }
 
     @Test func ctrlCStopsARunningQueryAndNeverTheShell() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("fetch Recipe where name ==")
-        try t.waitFor("faultline> fetch Recipe where name ==")
-        try t.send("C-c", "C-u", "count Recipe", "Enter")
-        try t.waitFor("\n16\n")
-        try t.send(".raw WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", "Enter")
-        Thread.sleep(forTimeInterval: 0.3)
-        try t.send("C-c")
-        try t.waitFor("Interrupted.")
-        try t.send("count RecipeType", "Enter")
-        try t.waitFor("\n12\n")
+        try withShell { t in
+            try t.send("fetch Recipe where name ==")
+            try t.waitFor("faultline> fetch Recipe where name ==")
+            try t.send("C-c", "C-u", "count Recipe", "Enter")
+            try t.waitFor("\n16\n")
+            try t.send(".raw WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", "Enter")
+            Thread.sleep(forTimeInterval: 0.3)
+            try t.send("C-c")
+            try t.waitFor("Interrupted.")
+            try t.send("count RecipeType", "Enter")
+            try t.waitFor("\n12\n")
+        }
     }
 
     @Test func quitWithUnsavedChangesAsksFirst() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("insert RecipeType name = \"Picnic\"", "Enter")
-        try t.waitFor("$1 <RecipeType")
-        try t.send(".quit", "Enter")
-        try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). Quit without saving? [y/N]")
-        try t.send("n", "Enter")
-        // Still in the shell, and the count includes the unsaved insert.
-        try t.send("count RecipeType", "Enter")
-        try t.waitFor("\n13\n")
+        try withShell { t in
+            try t.send("insert RecipeType name = \"Picnic\"", "Enter")
+            try t.waitFor("$1 <RecipeType")
+            try t.send(".quit", "Enter")
+            try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). Quit without saving? [y/N]")
+            try t.send("n", "Enter")
+            // Still in the shell, and the count includes the unsaved insert.
+            try t.send("count RecipeType", "Enter")
+            try t.waitFor("\n13\n")
+        }
     }
 
     @Test func ctrlDWithUnsavedChangesAsksFirstAndOpenAsksToo() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
-        defer { t.close() }
-        try t.send("insert RecipeType name = \"Picnic\"", "Enter")
-        try t.waitFor("$1 <RecipeType")
-        try t.send(".open Samples/Inventory/Inventory.sqlite", "Enter")
-        try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). .open Samples/Inventory/Inventory.sqlite and lose them? [y/N]")
-        try t.send("n", "Enter")
-        try t.waitFor("would lose them")
-        try t.send("C-d")
-        try t.waitFor("Quit without saving? [y/N]")
-        try t.send("n", "Enter")
-        try t.send("count RecipeType", "Enter")
-        try t.waitFor("\n13\n")
+        try withShell { t in
+            try t.send("insert RecipeType name = \"Picnic\"", "Enter")
+            try t.waitFor("$1 <RecipeType")
+            try t.send(".open Samples/Inventory/Inventory.sqlite", "Enter")
+            try t.waitFor("There are unsaved changes (1 inserted, 0 updated, 0 deleted). .open Samples/Inventory/Inventory.sqlite and lose them? [y/N]")
+            try t.send("n", "Enter")
+            try t.waitFor("would lose them")
+            try t.send("C-d")
+            try t.waitFor("Quit without saving? [y/N]")
+            try t.send("n", "Enter")
+            try t.send("count RecipeType", "Enter")
+            try t.waitFor("\n13\n")
+        }
     }
 
     @Test func aHistoryFileThatIsAFIFOIsLeftAloneNotWaitedOn() throws {
