@@ -59,7 +59,7 @@ let package = Package(
         ),
         .testTarget(name: "FaultlineSQLTests", dependencies: ["FaultlineSQL", "FaultlineTestSupport"]),
         .testTarget(name: "FaultlineModelTests", dependencies: ["FaultlineModel", "FaultlineTestSupport"]),
-        .testTarget(name: "FaultlinePredicateTests", dependencies: ["FaultlinePredicate"]),
+        .testTarget(name: "FaultlinePredicateTests", dependencies: ["FaultlinePredicate", "FaultlineTestSupport"]),
         .testTarget(
             name: "FaultlineTests",
             dependencies: ["Faultline", "FaultlineTestSupport", "CFaultlineSQLite", "CFaultlineFaultVFS"]

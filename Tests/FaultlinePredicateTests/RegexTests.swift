@@ -1,4 +1,5 @@
 import Foundation
+import FaultlineTestSupport
 import Testing
 
 @testable import FaultlinePredicate
@@ -22,19 +23,6 @@ import Testing
         return slow ? nil : matched
     }
 
-    /// A fixed-seed generator (SplitMix64).
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    }
 
     static let atoms = [
         "a", "b", "c", "A", ".", "\\d", "\\w", "\\s", "\\W", "\\D", "\\S", "[ab]", "[^a]", "[a-c]", "[^a-cA]", "[\\d_]",
@@ -44,7 +32,7 @@ import Testing
     static let quantifiers = ["", "", "", "*", "+", "?", "{2}", "{1,}", "{0,2}", "*?", "+?", "??", "{1,3}?"]
     static let textScalars: [String] = ["a", "b", "c", "A", "B", "1", " ", "\n", "\r", "é", "e\u{301}", "K", "\u{212A}", "ſ", "s", "S", "_", ".", "ß", "٣"]
 
-    static func pattern(_ r: inout Random, depth: Int = 0) -> String {
+    static func pattern(_ r: inout SeededRandom, depth: Int = 0) -> String {
         var out = ""
         for _ in 0..<(1 + r.below(4)) {
             let atom: String
@@ -62,7 +50,7 @@ import Testing
     }
 
     @Test func theLinearEngineAgreesWithICUOnGeneratedPatterns() throws {
-        var r = Random(state: 0xFA17_11E5)
+        var r = SeededRandom(state: 0xFA17_11E5)
         var compared = 0, linear = 0, patterns = 0
         var disagreements: [String] = []
         var reasons: [String: Int] = [:]

@@ -2,24 +2,11 @@ import FaultlineModel
 import FaultlinePredicate
 import FaultlineSQL
 import Foundation
+import FaultlineTestSupport
 import Testing
 
 @testable import Faultline
 
-/// A deterministic pseudo-random generator (SplitMix64), so every run checks the same predicates.
-private struct SeededRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
-    mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
-}
 
 /// An in-memory object for evaluation: properties by name, and its primary key for `==`.
 private final class Node: KeyValueCoding, FLPredicateArgumentConvertible {
