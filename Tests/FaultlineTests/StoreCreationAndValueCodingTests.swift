@@ -28,6 +28,21 @@ import Testing
         #expect(ValueCoding.decode(ValueCoding.encode(decimal, as: .decimal), as: .decimal) as? Decimal == decimal)
     }
 
+    @Test func decimalsSQLiteKeptAsRealReadBackAsTheirDigits() throws {
+        // A DECIMAL column has NUMERIC affinity: SQLite stores the text "3.258" as a REAL.
+        let connection = try Connection(path: ":memory:", mode: .inMemory)
+        try connection.execute("CREATE TABLE T (ZD DECIMAL)")
+        let written = try #require(Decimal(string: "-2.349"))
+        try connection.execute("INSERT INTO T VALUES (?)", [ValueCoding.encode(written, as: .decimal)])
+        let stored = try #require(try connection.scalar("SELECT ZD FROM T"))
+        #expect(stored == .real(-2.349))
+        #expect(ValueCoding.decode(stored, as: .decimal) as? Decimal == written)
+        #expect(ValueCoding.decode(.real(3.258), as: .decimal) as? Decimal == Decimal(string: "3.258"))
+        #expect(ValueCoding.decode(.real(1e-7), as: .decimal) as? Decimal == Decimal(string: "0.0000001"))
+        #expect(ValueCoding.decode(.real(.infinity), as: .decimal) == nil)
+        #expect(ValueCoding.decode(.real(1e300), as: .decimal) == nil)
+    }
+
     @Test func externalStorageInlineAndExternalMarkers() throws {
         let bytes = Data("hello".utf8)
         let inline = ValueCoding.encodeExternalBinaryInline(bytes)

@@ -184,7 +184,9 @@ enum AttributeValues {
         case .decimal:
             if let v = value as? Decimal { return v }
             if !(value is Bool), let v = value as? any BinaryInteger, let i = Int64(exactly: v) { return Decimal(i) }
-            guard let decimal = Decimal(checking: try floating()) else { throw mismatch("a number a Decimal can hold (finite, within about ±1e145)") }
+            // The double's shortest decimal (0.1, not 0.1000000000000000055…), which is also
+            // what reading the stored value back gives.
+            guard let decimal = Decimal(shortestRepresentationOf: try floating()) else { throw mismatch("a number a Decimal can hold (finite, within about ±1e145)") }
             return decimal
         case .string:
             if let v = value as? String { return v }

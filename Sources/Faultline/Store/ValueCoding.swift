@@ -25,8 +25,10 @@ public enum ValueCoding {
             switch value {
             case .text(let s): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX"))
             case .integer(let i): return Decimal(i)
-            // A double no Decimal holds (an infinity, 1e300) reads as no value, never as NaN.
-            case .real(let d): return Decimal(checking: d)
+            // The column's NUMERIC affinity stores the text as a REAL (15 significant digits):
+            // its shortest decimal is the value written. A double no Decimal holds (an
+            // infinity, 1e300) reads as no value, never as NaN.
+            case .real(let d): return Decimal(shortestRepresentationOf: d)
             default: return nil
             }
         case .date: return value.double.map { Date(timeIntervalSinceReferenceDate: $0) }
