@@ -48,7 +48,7 @@ let package = Package(
         // Tests mirror the modules, plus a support target.
         .target(
             name: "FaultlineTestSupport",
-            dependencies: ["Faultline"],
+            dependencies: ["Faultline", "FaultlineSQL"],
             path: "Tests/FaultlineTestSupport"
         ),
         // A SQLite VFS that fails chosen I/O calls: for tests only, in no product.
