@@ -28,8 +28,9 @@ import Foundation
 ///   model's minimum and maximum (Float and Double values are exact binary fractions, so they
 ///   compare equal after a round trip; Decimals have at most 15 significant digits, all a
 ///   `DECIMAL` column keeps).
-/// - Boolean alternating, Binary (1–48 bytes), UUID, URI, Transformable (a keyed archive of
-///   a string, which is what the default `NSSecureUnarchiveFromData` transformer reads).
+/// - Boolean alternating, Binary (1–48 bytes, or ``Options/externalBinaryDataSize`` where
+///   external storage is allowed), UUID, URI, Transformable (a keyed archive of a string,
+///   which is what the default `NSSecureUnarchiveFromData` transformer reads).
 /// - Not set, and listed in ``Result/skipped``: transient and derived attributes (never
 ///   stored, or computed by the store), and types the library cannot store (Object ID,
 ///   Undefined, Composite); a non-optional one of those makes ``populate(storeAt:)`` throw.
@@ -51,12 +52,17 @@ public struct StorePopulator {
         public var seed: UInt64
         /// Targets a to-many relationship is given when its counts allow it.
         public var preferredToManyCount: Int
+        /// When above 0, Binary attributes that allow external storage get this many bytes on
+        /// every other object (above the store's threshold, 128 KiB by default, they go to
+        /// files in `.<store>_SUPPORT/_EXTERNAL_DATA/`); 0, the default, keeps them small.
+        public var externalBinaryDataSize: Int
 
         /// Options with small defaults: 5 objects per entity, 3 targets per to-many.
-        public init(objectsPerEntity: Int = 5, seed: UInt64 = 0x5EED, preferredToManyCount: Int = 3) {
+        public init(objectsPerEntity: Int = 5, seed: UInt64 = 0x5EED, preferredToManyCount: Int = 3, externalBinaryDataSize: Int = 0) {
             self.objectsPerEntity = objectsPerEntity
             self.seed = seed
             self.preferredToManyCount = preferredToManyCount
+            self.externalBinaryDataSize = externalBinaryDataSize
         }
     }
 
@@ -236,6 +242,7 @@ extension StorePopulator {
                         var random = generators[attribute.name] ?? generator(entity.name, attribute.name)
                         let (value, normalized) = try AttributeGenerator(
                             entity: entity.name, attribute: attribute, ordinal: ordinal,
+                            largeBinarySize: attribute.usesExternalBinaryStorage && ordinal % 2 == 1 ? options.externalBinaryDataSize : 0,
                             isUnique: constrained.contains(attribute.name)
                         ).make(&random)
                         generators[attribute.name] = random
@@ -540,7 +547,7 @@ struct AttributeGenerator {
             let seconds = try dateSeconds(&random)
             return (Date(timeIntervalSinceReferenceDate: seconds), .date(seconds))
         case .binaryData:
-            let count = 1 + random.below(48)
+            let count = largeBinarySize > 2 ? largeBinarySize - 2 : 1 + random.below(48)
             var bytes = [UInt8(truncatingIfNeeded: ordinal >> 8), UInt8(truncatingIfNeeded: ordinal)]
             for _ in 0..<count { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
             return (Data(bytes), .data(Data(bytes)))
@@ -598,6 +605,8 @@ struct AttributeGenerator {
         return (typed, .integer(value))
     }
 
+    /// Bytes of a large Binary value, or 0 for a small one.
+    let largeBinarySize: Int
     /// Whether the attribute is one of a uniqueness constraint's properties.
     let isUnique: Bool
 

@@ -224,6 +224,20 @@ import Testing
         }
     }
 
+    @Test func largeBinaryValuesGoToExternalFilesAndReadBack() throws {
+        let model = try Self.kitchenSinkModel()
+        let result = try Self.populateAndCheck(model, label: "external data", options: .init(objectsPerEntity: 4, externalBinaryDataSize: 200_000))
+        let files = try FileManager.default.contentsOfDirectory(
+            at: ValueCoding.externalDataFolder(forStoreAt: result.storeURL), includingPropertiesForKeys: nil)
+        // Leaves are ordinals 4…7 of ZNODE (after four Folders): the odd ones, 5 and 7.
+        #expect(files.count == 2)
+        let photos = result.expected.entities["Leaf"]?.objects.values.compactMap { object -> Int? in
+            if case .data(let bytes)? = object.attributes["photo"] { return bytes.count }
+            return nil
+        }
+        #expect(photos?.filter { $0 == 200_000 }.count == 2)
+    }
+
     @Test func transformableValuesAreKeyedArchivesFoundationReads() throws {
         let data = StorePopulator.keyedArchive(of: "Leaf.payload 3 ü")
         #expect(data == StorePopulator.keyedArchive(of: "Leaf.payload 3 ü"))
