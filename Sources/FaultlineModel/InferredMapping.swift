@@ -398,12 +398,13 @@ struct MappingInference {
                 entityChanges: entityChanges)
         }
 
-        /// Lightweight migration cannot merge entity hierarchies: entities that share a root
-        /// in the destination must come from one source hierarchy.
+        /// Lightweight migration cannot merge entity hierarchies: existing entities that share
+        /// a parent in the destination (somewhere below its root) must come from one source
+        /// hierarchy. The root itself may be new or another existing root ("a new parent").
         func mergeProblem(_ e: EntityDescription) -> String? {
             let root = destination.rootEntity(of: e)
             var sourceRoots: Set<String> = []
-            for member in destination.entityAndDescendants(of: root) {
+            for member in destination.entityAndDescendants(of: root).dropFirst() {
                 guard let s = sourceOf[member.name] else { continue }
                 sourceRoots.insert(source.rootEntity(of: s).name)
             }
