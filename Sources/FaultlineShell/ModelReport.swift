@@ -392,6 +392,8 @@ extension ModelReport {
         guard !differing.isEmpty else { return "\(modelName) is the version of the model that made the store: every entity's version hash matches." }
         var lines = ["The store was made by another version of the model than \(modelName): \(differing.count) of \(Set(storeHashes.keys).union(model.entityVersionHashesByName.keys).count) entities differ."]
         if storeModel == nil { lines.append("(The store caches no model, so only version hashes can be compared, not properties.)") }
+        // Property by property: the mapping Core Data would infer from the store's model.
+        let mapping = storeModel.map { model.inferredMapping(from: $0) }
         for name in differing {
             let mine = model.entityVersionHashesByName[name].map { $0.base64EncodedString() }
             let theirs = storeHashes[name].map { $0.base64EncodedString() }
@@ -400,43 +402,36 @@ extension ModelReport {
             case (nil, let t?): lines.append("entity \(name): only in the store (hash \(t))")
             default: lines.append("entity \(name): model hash \(mine ?? "-"), store hash \(theirs ?? "-")")
             }
-            guard let new = model.entity(named: name), let old = storeModel?.entity(named: name) else { continue }
-            if new.superentityName != old.superentityName {
-                lines.append("  parent: \(old.superentityName ?? "none") in the store, \(new.superentityName ?? "none") in the model")
-            }
-            let oldProperties = Dictionary(uniqueKeysWithValues: old.attributes.map { ($0.name, $0) })
-            let newProperties = Dictionary(uniqueKeysWithValues: new.attributes.map { ($0.name, $0) })
-            for key in Set(oldProperties.keys).union(newProperties.keys).sorted() {
-                switch (oldProperties[key], newProperties[key]) {
-                case (nil, let a?): lines.append("  attribute \(key): only in the model (\(a.attributeType.xmlName))")
-                case (let a?, nil): lines.append("  attribute \(key): only in the store (\(a.attributeType.xmlName))")
-                case (let a?, let b?):
-                    var changes: [String] = []
-                    if a.attributeType != b.attributeType { changes.append("type \(a.attributeType.xmlName) → \(b.attributeType.xmlName)") }
-                    if a.isOptional != b.isOptional { changes.append(b.isOptional ? "required → optional" : "optional → required") }
-                    if a.isTransient != b.isTransient { changes.append(b.isTransient ? "stored → transient" : "transient → stored") }
-                    if a.versionHash != b.versionHash, changes.isEmpty { changes.append("hash differs (version hash modifier or flags)") }
-                    if !changes.isEmpty { lines.append("  attribute \(key): " + changes.joined(separator: ", ")) }
-                default: break
-                }
-            }
-            let oldRelationships = Dictionary(uniqueKeysWithValues: old.relationships.map { ($0.name, $0) })
-            let newRelationships = Dictionary(uniqueKeysWithValues: new.relationships.map { ($0.name, $0) })
-            for key in Set(oldRelationships.keys).union(newRelationships.keys).sorted() {
-                switch (oldRelationships[key], newRelationships[key]) {
-                case (nil, let r?): lines.append("  relationship \(key): only in the model (→ \(r.destinationEntityName))")
-                case (let r?, nil): lines.append("  relationship \(key): only in the store (→ \(r.destinationEntityName))")
-                case (let a?, let b?):
-                    var changes: [String] = []
-                    if a.isToMany != b.isToMany { changes.append(b.isToMany ? "to-one → to-many" : "to-many → to-one") }
-                    if a.destinationEntityName != b.destinationEntityName { changes.append("destination \(a.destinationEntityName) → \(b.destinationEntityName)") }
-                    if a.isOptional != b.isOptional { changes.append(b.isOptional ? "required → optional" : "optional → required") }
-                    if a.versionHash != b.versionHash, changes.isEmpty { changes.append("hash differs (ordering, inverse or flags)") }
-                    if !changes.isEmpty { lines.append("  relationship \(key): " + changes.joined(separator: ", ")) }
-                default: break
-                }
-            }
+            guard let entityMapping = mapping?.entityMapping(forDestination: name), entityMapping.source != nil else { continue }
+            lines += propertyLines(entityMapping)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The lines of ``differences(model:modelName:storeHashes:storeModel:)`` for one entity
+    /// the store's model maps to the model: its own changes, then its attributes and
+    /// relationships by name (`attribute color: only in the model (Integer 16)`).
+    static func propertyLines(_ m: EntityMapping) -> [String] {
+        var lines: [String] = []
+        for c in m.entityChanges {
+            if case .renamed(let old) = c.kind { lines.append("  renamed: \(old) in the store"); continue }
+            lines.append("  \(c.summary)\(c.problem.map { " (not inferable: \($0))" } ?? "")")
+        }
+        func text(_ changes: [ModelChange]) -> String {
+            changes.map { $0.summary + ($0.problem.map { " (not inferable: \($0))" } ?? "") }.joined(separator: ", ")
+        }
+        var attributes: [(String, String)] = []
+        for a in m.attributes where !a.changes.isEmpty {
+            attributes.append((a.destination.name, a.source == nil ? "only in the model (\(a.destination.attributeType.xmlName))" : text(a.changes)))
+        }
+        for a in m.removedAttributes { attributes.append((a.name, "only in the store (\(a.attributeType.xmlName))")) }
+        for (name, line) in attributes.sorted(by: { $0.0 < $1.0 }) { lines.append("  attribute \(name): \(line)") }
+        var relationships: [(String, String)] = []
+        for r in m.relationships where !r.changes.isEmpty {
+            relationships.append((r.destination.name, r.source == nil ? "only in the model (→ \(r.destination.destinationEntityName))" : text(r.changes)))
+        }
+        for r in m.removedRelationships { relationships.append((r.name, "only in the store (→ \(r.destinationEntityName))")) }
+        for (name, line) in relationships.sorted(by: { $0.0 < $1.0 }) { lines.append("  relationship \(name): \(line)") }
+        return lines
     }
 }

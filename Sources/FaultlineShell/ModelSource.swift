@@ -31,6 +31,52 @@ public enum ModelSource {
         return (store.model, store.warnings)
     }
 
+    /// Loads one side of `faultline diff`: a model file or bundle, a store (its cached model),
+    /// or `BUNDLE@VERSION` for one version of an `.xcdatamodeld` / `.momd` (`version`, when
+    /// given, wins). Returns the model and a name for it: the path, with `@version` for a
+    /// bundle (its current version when none is named).
+    ///
+    /// - Throws: `ModelError` or ``ShellError`` naming the path.
+    public static func loadVersioned(_ specifier: String, version: String? = nil) throws -> (model: ManagedObjectModel, name: String) {
+        var path = specifier
+        var wanted = version
+        if !FileManager.default.fileExists(atPath: path), let at = specifier.lastIndex(of: "@") {
+            let candidate = String(specifier[..<at])
+            if FileManager.default.fileExists(atPath: candidate) {
+                path = candidate
+                if wanted == nil { wanted = String(specifier[specifier.index(after: at)...]) }
+            }
+        }
+        let model = try load(path: path, version: wanted)
+        guard isVersionedBundle(path) else { return (model, path) }
+        return (model, "\(path)@\(wanted ?? versionName(of: model) ?? "?")")
+    }
+
+    /// Whether a path is an `.xcdatamodeld` or `.momd` folder (a model with versions).
+    public static func isVersionedBundle(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return false }
+        return ["xcdatamodeld", "momd"].contains((path as NSString).pathExtension.lowercased())
+    }
+
+    /// The version a model loaded from a bundle is: `Name` of `…/Name.xcdatamodel/contents`
+    /// or `…/Name.mom`.
+    static func versionName(of model: ManagedObjectModel) -> String? {
+        guard let source = model.sourceDescription else { return nil }
+        var url = URL(fileURLWithPath: source)
+        if url.lastPathComponent == "contents" { url.deleteLastPathComponent() }
+        return url.deletingPathExtension().lastPathComponent
+    }
+
+    /// Which version of a versioned model made a store, or the nearest one; nil when the
+    /// store records no version hashes.
+    ///
+    /// - Throws: `ModelError` for the model, `StoreError` for the store.
+    public static func matchVersion(model path: String, store: String) throws -> ModelVersionMatch? {
+        guard let hashes = try SQLiteStore.versionHashes(at: URL(fileURLWithPath: store)) else { return nil }
+        return ManagedObjectModel.matchVersion(storeVersionHashes: hashes, in: try ManagedObjectModel.versions(at: URL(fileURLWithPath: path)))
+    }
+
     /// Whether a file starts with SQLite's header.
     static func isSQLiteFile(_ path: String) -> Bool {
         // Opening a FIFO waits for a writer: only regular files are looked into.

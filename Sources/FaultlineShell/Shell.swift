@@ -174,12 +174,29 @@ public final class Shell {
             let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, options: options)
             return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
         } catch let error as StoreError where error.code == .incompatibleModel {
-            // Another version of the model than the one that made the store: the model the
-            // store caches is the right one, when it has it.
+            // Another version of the model than the one that made the store. A versioned
+            // model (.xcdatamodeld, .momd) may hold the version that did: then that version
+            // is used, and said.
+            var nearest = ""
+            if exists, ModelSource.isVersionedBundle(source), let hashes = try? SQLiteStore.versionHashes(at: storeURL),
+                let versions = try? ManagedObjectModel.versions(at: URL(fileURLWithPath: source)), versions.count > 1,
+                let match = ManagedObjectModel.matchVersion(storeVersionHashes: hashes, in: versions)
+            {
+                let current = versions.first(where: \.isCurrent).map { " `\($0.name)`" } ?? ""
+                if match.isExact, let versionModel = try? match.version.loadModel() {
+                    let coordinator = try PersistentStoreCoordinator(model: versionModel, storeURL: storeURL, options: options)
+                    let session = Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
+                    session.openingWarning = "\(storePath): \(ModelDiffReport.versionMatch(match, modelName: source)) of \(source), not the current version\(current); using that version. "
+                        + "'faultline diff \(source)@\"\(match.version.name)\" \(source)' shows what changed"
+                    return session
+                }
+                nearest = " No version of \(source) made the store (nearest: `\(match.version.name)`, \(match.differences.count) \(match.differences.count == 1 ? "entity differs" : "entities differ"))."
+            }
+            // Otherwise the model the store caches is the right one, when it has it.
             guard exists, let cached = try? SQLiteStore.cachedModel(at: storeURL),
                 let hashes = try? SQLiteStore.versionHashes(at: storeURL), cached.isCompatible(withStoreVersionHashes: hashes)
             else {
-                throw ShellError("\(error)\n(the store caches no model of its own: open it with the model version that made it, e.g. --model M.xcdatamodeld/'M 2.xcdatamodel')")
+                throw ShellError("\(error)\n(the store caches no model of its own: open it with the model version that made it, e.g. --model M.xcdatamodeld/'M 2.xcdatamodel')\(nearest)")
             }
             let differing = model.entitiesDiffering(fromStoreVersionHashes: hashes).map { name -> String in
                 switch (model.entityVersionHashesByName[name], hashes[name]) {
@@ -191,7 +208,7 @@ public final class Shell {
             let coordinator = try PersistentStoreCoordinator(model: cached, storeURL: storeURL, options: options)
             let session = Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
             session.openingWarning = "\(storePath) was made by another version of the model than \(source) (entities that differ: \(differing.joined(separator: ", "))); "
-                + "using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences"
+                + "using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences" + nearest
             return session
         }
     }

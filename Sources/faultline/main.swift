@@ -9,7 +9,7 @@ struct FaultlineCommand: ParsableCommand {
         commandName: "faultline",
         abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
         version: Shell.version,
-        subcommands: [Open.self, Model.self, Schema.self],
+        subcommands: [Open.self, Model.self, Schema.self, Diff.self],
         defaultSubcommand: Open.self
     )
 }
@@ -107,10 +107,17 @@ struct Open: ParsableCommand {
     }
 }
 
-/// `faultline model PATH [--version NAME] [--hashes | --json | --format dot|mermaid]`.
+/// `faultline model PATH [--version NAME] [--hashes | --json | --format dot|mermaid] [--match STORE]`.
 struct Model: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a model: an .xcdatamodeld, .xcdatamodel, compiled .momd/.mom, or the model cached in a store.")
+        abstract: "Print a model: an .xcdatamodeld, .xcdatamodel, compiled .momd/.mom, or the model cached in a store.",
+        discussion: """
+            With --match STORE, print instead which version of the model made the store: the version whose
+            entity version hashes equal the store's NSStoreModelVersionHashes ("store made by version `Moody 3`
+            (3 of 6)"), exit status 0; or, when none does, the nearest version and the entities that differ,
+            exit status 1.
+            """
+    )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json, dot, mermaid, hashes
@@ -131,7 +138,25 @@ struct Model: ParsableCommand {
     @Option(name: .long, help: "text, json, dot, mermaid or hashes.")
     var format: Format = .text
 
+    @Option(name: .long, help: ArgumentHelp("Say which version of the model made this store (exit status 1 when none did).", valueName: "store"))
+    var match: String?
+
     func run() throws {
+        if let match {
+            let exact: Bool
+            do {
+                guard let found = try ModelSource.matchVersion(model: path, store: match) else {
+                    throw ShellError("\(match): the store records no model version hashes (NSStoreModelVersionHashes)")
+                }
+                TextOutput.standardOutput.writeLine(ModelDiffReport.versionMatch(found, modelName: path))
+                exact = found.isExact
+            } catch {
+                throw fail(error)
+            }
+            try checkStandardStreams()
+            if !exact { throw ExitCode(1) }
+            return
+        }
         do {
             let (model, warnings) = try ModelSource.loadOrInfer(path: path, version: version)
             for warning in warnings { ShellRunner.report("faultline: warning: \(warning)") }
@@ -182,6 +207,52 @@ struct Schema: ParsableCommand {
             }
             let shell = try Shell(storePath: store, modelPath: model, sqlDebugLevel: 0, output: .standard)
             try shell.run(line: ".schema" + (entity.map { " " + $0 } ?? ""))
+        } catch {
+            throw fail(error)
+        }
+        try checkStandardStreams()
+    }
+}
+
+/// `faultline diff OLD NEW [--old-version NAME] [--new-version NAME] [--json]`.
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show what changed between two model versions, and whether Core Data can infer the migration.",
+        discussion: """
+            OLD and NEW are each a model (.xcdatamodeld — its current version —, .xcdatamodel, .momd, .mom),
+            one version of a bundle written BUNDLE@VERSION (Model.xcdatamodeld@"Model 2") or chosen with
+            --old-version / --new-version, or a store (the model cached in its Z_MODELCACHE).
+            Entities and properties are matched as Core Data matches them, by renaming identifier.
+            Every entity that differs is listed with its old and new version hash (hex); each change
+            Core Data's lightweight migration cannot infer is marked, and the reasons close the report.
+            Exit status 0 whenever both models load (whatever the differences), 1 on an error.
+            """
+    )
+
+    @Argument(help: "The old model, version or store.")
+    var old: String
+
+    @Argument(help: "The new model, version or store.")
+    var new: String
+
+    @Option(name: .customLong("old-version"), help: "The version of OLD, when it is an .xcdatamodeld or .momd.")
+    var oldVersion: String?
+
+    @Option(name: .customLong("new-version"), help: "The version of NEW, when it is an .xcdatamodeld or .momd.")
+    var newVersion: String?
+
+    @Flag(name: .long, help: "The differences as JSON.")
+    var json = false
+
+    func run() throws {
+        do {
+            let (source, oldName) = try ModelSource.loadVersioned(old, version: oldVersion)
+            let (destination, newName) = try ModelSource.loadVersioned(new, version: newVersion)
+            let mapping = destination.inferredMapping(from: source)
+            let text = json
+                ? ModelDiffReport.json(mapping, oldName: oldName, newName: newName)
+                : ModelDiffReport.text(mapping, oldName: oldName, newName: newName)
+            TextOutput.standardOutput.write(text)
         } catch {
             throw fail(error)
         }
