@@ -227,3 +227,37 @@ enum FLFunctions {
         }
     }
 }
+
+/// Key-value coding's collection operators, for key paths walked outside a predicate
+/// (`ManagedObject.value(forKeyPath: "items.@sum.price")`): the same arithmetic as in
+/// predicates, so `show items.@avg.price` and `where items.@avg.price > 3` agree.
+public enum FLCollectionOperator: String, CaseIterable, Sendable {
+    case count = "@count"
+    case sum = "@sum"
+    case avg = "@avg"
+    case min = "@min"
+    case max = "@max"
+    case distinctUnionOfObjects = "@distinctUnionOfObjects"
+    case unionOfObjects = "@unionOfObjects"
+
+    /// Whether the operator takes the key path after it (`@sum.price`); `@count` ends a path.
+    public var takesKeyPath: Bool { self != .count }
+
+    /// The operator applied to the values of a collection (already read at the key path after
+    /// the operator, for those that take one). nil values are skipped as KVC skips them;
+    /// `@sum` of nothing is 0, `@avg`, `@min` and `@max` of nothing are nil.
+    ///
+    /// - Throws: ``PredicateEvaluationError`` when the values are not numbers (`@sum`, `@avg`)
+    ///   or cannot be ordered against each other (`@min`, `@max`).
+    public func apply(to values: [Any?]) throws -> Any? {
+        switch self {
+        case .count: return values.count
+        case .sum: return try FLFunctions.sum(values)
+        case .avg: return try FLFunctions.average(values)
+        case .min: return try FLFunctions.extreme(values, max: false)
+        case .max: return try FLFunctions.extreme(values, max: true)
+        case .unionOfObjects: return values.filter { FLCompare.normalize($0) != nil }
+        case .distinctUnionOfObjects: return FLFunctions.distinct(values.filter { FLCompare.normalize($0) != nil })
+        }
+    }
+}

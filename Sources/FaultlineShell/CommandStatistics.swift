@@ -125,7 +125,9 @@ final class CommandStatistics {
         var counts: [String: (fault: FaultEvent, count: Int)] = [:]
         var order: [String] = []
         for fault in totals.faults where fault.kind != .batch {
-            let key = fault.origin ?? fault.objectID.entityName
+            // Object faults and to-many faults through one relationship are separate storms
+            // (a count of both under one name would call either a storm too early).
+            let key = (fault.origin ?? fault.objectID.entityName) + (fault.kind == .toMany ? " to-many" : " object")
             if counts[key] == nil { order.append(key) }
             counts[key, default: (fault, 0)].count += 1
         }
@@ -133,7 +135,7 @@ final class CommandStatistics {
             guard let (fault, count) = counts[key], count > stormThreshold else { return nil }
             let what = fault.kind == .toMany ? "to-many faults" : "object faults"
             guard let origin = fault.origin else {
-                return "faultline: warning: fault storm: \(count) \(key) \(what) fired one at a time, one SELECT each;"
+                return "faultline: warning: fault storm: \(count) \(fault.objectID.entityName) \(what) fired one at a time, one SELECT each;"
                     + " fetch with 'batch 50' to load them 50 rows per statement"
             }
             let parts = origin.split(separator: ".").map(String.init)

@@ -1,25 +1,71 @@
 import Foundation
 
-/// One value of a result, typed so each output mode can write it properly (JSON numbers stay
-/// numbers, nil is `null`, a table shows `nil`).
+/// One value of a result, typed so each output mode can write it properly: JSON numbers stay
+/// numbers and to-many values arrays, nil is `null`, a table shows `nil`, bytes are hex in a
+/// table and base64 in JSON and CSV, objects are handles in a table and URIs elsewhere.
 enum Cell: Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
     case real(Double)
+    /// A Decimal, as its exact digits (a number in JSON).
+    case decimal(String)
     /// Text, shown as it is.
     case text(String)
-    /// A handle (`$3`) or another reference to an object, shown as it is, quoted in JSON.
+    /// Bytes (a Binary or Transformable value, a BLOB of `.raw`).
+    case binary(Data)
+    /// An object: its handle (`$4`) for the person, its URI for files and programs.
+    case object(handle: String, uri: String)
+    /// A handle in the `#` column, or another word that names an object in a table.
     case reference(String)
+    /// The values of a to-many key path or relationship (an empty list is an empty to-many).
+    case list([Cell])
+    /// Keys and values (a Transformable dictionary).
+    case map([Entry])
+    /// A to-many relationship whose fault has not fired: not known to be empty.
+    case fault
 
-    /// The text a table, line or CSV output shows.
-    var display: String {
+    /// One key and value of a ``Cell/map(_:)``.
+    struct Entry: Equatable {
+        var key: String
+        var value: Cell
+    }
+
+    /// How a mode writes values: for a person (table, box, line, markdown), as plain text
+    /// (list, tabs, html), in CSV, or in JSON.
+    enum Style {
+        case display, plain, csv
+    }
+
+    /// The text a table shows.
+    var display: String { text(.display) }
+
+    /// The text of the value in a style (JSON has ``json``, SQL literals ``Renderer/sqlLiteral(_:)``).
+    func text(_ style: Style) -> String {
         switch self {
-        case .null: "nil"
-        case .bool(let b): b ? "true" : "false"
-        case .integer(let i): String(i)
-        case .real(let d): Cell.format(d)
-        case .text(let s), .reference(let s): s
+        case .null: return "nil"
+        case .bool(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .real(let d): return Cell.format(d)
+        case .decimal(let s), .text(let s), .reference(let s): return s
+        case .binary(let data):
+            switch style {
+            case .display: return Cell.shortHex(data)
+            case .plain: return Cell.hex(data)
+            case .csv: return data.base64EncodedString()
+            }
+        case .object(let handle, let uri): return style == .display ? handle : uri
+        case .list(let items):
+            if style == .csv { return json }
+            if items.isEmpty { return style == .display ? "(empty)" : "" }
+            return items.map { item in
+                if case .list = item { return "(" + item.text(style) + ")" }
+                return item.text(style)
+            }.joined(separator: ", ")
+        case .map(let entries):
+            if style == .csv { return json }
+            return "{" + entries.map { "\($0.key): \($0.value.text(style))" }.joined(separator: ", ") + "}"
+        case .fault: return "(not loaded)"
         }
     }
 
@@ -29,6 +75,26 @@ enum Cell: Equatable {
         return String(d)
     }
 
+    /// Every byte in hex: `62706c6973743030`.
+    static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count * 2)
+        for byte in data {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Bytes for a person: all of them in hex when few, else the first 16 and the count
+    /// (`62706c69737430300102… (1234 bytes)`).
+    static func shortHex(_ data: Data) -> String {
+        if data.isEmpty { return "(0 bytes)" }
+        if data.count <= 16 { return hex(data) }
+        return hex(data.prefix(16)) + "… (\(data.count) bytes)"
+    }
+
     /// The value as a JSON fragment.
     var json: String {
         switch self {
@@ -36,7 +102,13 @@ enum Cell: Equatable {
         case .bool(let b): return b ? "true" : "false"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? Cell.format(d) : "null"
+        case .decimal(let s): return Decimal(string: s) == nil || s.contains("NaN") ? Cell.jsonString(s) : s
         case .text(let s), .reference(let s): return Cell.jsonString(s)
+        case .binary(let data): return Cell.jsonString(data.base64EncodedString())
+        case .object(_, let uri): return Cell.jsonString(uri)
+        case .list(let items): return "[" + items.map(\.json).joined(separator: ",") + "]"
+        case .map(let entries): return "{" + entries.map { Cell.jsonString($0.key) + ":" + $0.value.json }.joined(separator: ",") + "}"
+        case .fault: return "{\"fault\":true}"
         }
     }
 
@@ -61,11 +133,21 @@ enum Cell: Equatable {
 struct ResultTable {
     var headers: [String]
     var rows: [[Cell]]
+    /// Whether the first column is the handles (`#`, `$1`…): session-local names that files
+    /// and programs cannot use, so csv, json and the other machine modes leave it out
+    /// unless `.handles on`.
+    var hasHandleColumn = false
+    /// Whether columns may be left out when the table is wider than ``Renderer/maxWidth``
+    /// (a fetch's default columns; not columns the person asked for with `show`).
+    var mayLeaveOutColumns = false
 }
 
 /// The output modes of `.mode`, as in the sqlite3 shell.
 enum OutputMode: String, CaseIterable {
     case table, box, line, csv, json, markdown, list, tabs, quote, insert, html
+
+    /// Modes for a person to read: handles, short values, cut to the width.
+    var isForPeople: Bool { [.table, .box, .line, .markdown].contains(self) }
 }
 
 /// Writes a ``ResultTable`` in one of the ``OutputMode``s.
@@ -82,20 +164,43 @@ struct Renderer {
     var nullValue = ""
     /// The table `insert` mode writes into (sqlite3's default, `"table"`, or `.mode insert NAME`).
     var insertTable = "\"table\""
+    /// `.handles on|off|auto`: whether the handle column is written; nil (auto) writes it in
+    /// the modes for people only.
+    var handles: Bool?
+    /// The most terminal columns a line of a table, box, markdown or line-mode result takes
+    /// (`.width N|auto|off`); nil for no limit. Values are cut with `…` to fit.
+    var maxWidth: Int?
 
-    func render(_ table: ResultTable) -> String {
+    /// The least a column is narrowed to before columns are left out.
+    static let minimumColumnWidth = 6
+
+    /// What ``render(_:)`` wrote, and the columns it left out to fit ``maxWidth``.
+    struct Rendered {
+        var text: String
+        var omittedColumns: [String]
+    }
+
+    func render(_ table: ResultTable) -> String { rendering(table).text }
+
+    func rendering(_ table: ResultTable) -> Rendered {
+        var table = table
+        if table.hasHandleColumn, !(handles ?? mode.isForPeople) {
+            table.headers.removeFirst()
+            table.rows = table.rows.map { Array($0.dropFirst()) }
+            table.hasHandleColumn = false
+        }
         switch mode {
         case .table: return grid(table, box: false)
         case .box: return grid(table, box: true)
         case .markdown: return markdown(table)
-        case .line: return lines(table)
-        case .csv: return csv(table)
-        case .json: return json(table)
-        case .list: return separated(table, column: columnSeparator, row: rowSeparator)
-        case .tabs: return separated(table, column: "\t", row: "\n")
-        case .quote: return quoted(table)
-        case .insert: return inserts(table)
-        case .html: return html(table)
+        case .line: return Rendered(text: lines(table), omittedColumns: [])
+        case .csv: return Rendered(text: csv(table), omittedColumns: [])
+        case .json: return Rendered(text: json(table), omittedColumns: [])
+        case .list: return Rendered(text: separated(table, column: columnSeparator, row: rowSeparator), omittedColumns: [])
+        case .tabs: return Rendered(text: separated(table, column: "\t", row: "\n"), omittedColumns: [])
+        case .quote: return Rendered(text: quoted(table), omittedColumns: [])
+        case .insert: return Rendered(text: inserts(table), omittedColumns: [])
+        case .html: return Rendered(text: html(table), omittedColumns: [])
         }
     }
 
@@ -103,18 +208,22 @@ struct Renderer {
     private func separated(_ table: ResultTable, column: String, row: String) -> String {
         var out: [String] = []
         if headers { out.append(table.headers.joined(separator: column)) }
-        for cells in table.rows { out.append(cells.map { $0 == .null ? nullValue : $0.display }.joined(separator: column)) }
+        for cells in table.rows { out.append(cells.map { $0 == .null ? nullValue : $0.text(.plain) }.joined(separator: column)) }
         return out.joined(separator: row)
     }
 
-    /// An SQL literal for a value: `NULL`, numbers, `'text'` with quotes doubled.
+    /// An SQL literal for a value: `NULL`, numbers, `'text'` with quotes doubled, `X'hex'`.
     static func sqlLiteral(_ cell: Cell) -> String {
         switch cell {
         case .null: return "NULL"
         case .bool(let b): return b ? "1" : "0"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? "\(d)" : (d > 0 ? "1e999" : d < 0 ? "-1e999" : "NULL")
-        case .text(let t), .reference(let t): return "'" + t.replacingOccurrences(of: "'", with: "''") + "'"
+        case .decimal(let s): return Decimal(string: s) == nil ? "'" + s + "'" : s
+        case .binary(let data): return "X'" + Cell.hex(data).uppercased() + "'"
+        case .text, .reference, .object, .list, .map, .fault:
+            let t = cell.text(.csv)
+            return "'" + t.replacingOccurrences(of: "'", with: "''") + "'"
         }
     }
 
@@ -142,33 +251,54 @@ struct Renderer {
         }
         var out: [String] = []
         if headers { out.append("<TR>" + table.headers.map { "<TH>\(escape($0))</TH>" }.joined() + "\n</TR>") }
-        for cells in table.rows { out.append("<TR>" + cells.map { "<TD>\(escape($0 == .null ? nullValue : $0.display))</TD>" }.joined() + "\n</TR>") }
+        for cells in table.rows { out.append("<TR>" + cells.map { "<TD>\(escape($0 == .null ? nullValue : $0.text(.plain)))</TD>" }.joined() + "\n</TR>") }
         return out.joined(separator: "\n")
     }
 
     /// Terminal columns a string takes: wide East Asian characters and emoji take two,
     /// combining marks none.
     static func displayWidth(_ s: String) -> Int {
-        s.unicodeScalars.reduce(0) { width, scalar in
-            let v = scalar.value
-            if scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .enclosingMark || v == 0x200D { return width }
-            if scalar.properties.isEmojiPresentation { return width + 2 }
-            let wide = (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
-                || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
-                || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
-            return width + (wide ? 2 : 1)
-        }
+        s.unicodeScalars.reduce(0) { $0 + width(of: $1) }
     }
 
-    /// Control characters would break a table's lines: show them escaped.
+    private static func width(of scalar: Unicode.Scalar) -> Int {
+        let v = scalar.value
+        if scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .enclosingMark || v == 0x200D || (0xFE00...0xFE0F).contains(v) { return 0 }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        let wide = (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+            || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
+            || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
+        return wide ? 2 : 1
+    }
+
+    /// Text cut to `width` terminal columns, ending in `…` when something was cut (whole
+    /// characters only, so a combining mark stays with its letter).
+    static func cut(_ s: String, to width: Int) -> String {
+        guard width > 0 else { return "" }
+        guard displayWidth(s) > width else { return s }
+        var out = ""
+        var used = 0
+        for character in s {
+            let w = character.unicodeScalars.reduce(0) { $0 + Renderer.width(of: $1) }
+            if used + w > width - 1 { break }
+            out.append(character)
+            used += w
+        }
+        return out + "…"
+    }
+
+    /// A value on one line: a newline is shown as `⏎`, other control characters escaped, so
+    /// a table's lines stay whole.
     static func printable(_ s: String) -> String {
         guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return s }
         var out = ""
+        var previousWasCR = false
         for scalar in s.unicodeScalars {
+            defer { previousWasCR = scalar == "\r" }
             switch scalar {
-            case "\n": out += "\\n"
+            case "\n": if !previousWasCR { out += "⏎" }
+            case "\r": out += "⏎"
             case "\t": out += "\\t"
-            case "\r": out += "\\r"
             case let c where c.value < 0x20 || c.value == 0x7F: out += String(format: "\\x%02X", c.value)
             default: out.unicodeScalars.append(scalar)
             }
@@ -179,18 +309,57 @@ struct Renderer {
     private func styled(_ cell: Cell, _ text: String) -> String {
         guard color else { return text }
         switch cell {
-        case .null: return "\u{1B}[2m\(text)\u{1B}[0m"
-        case .reference: return "\u{1B}[36m\(text)\u{1B}[0m"
+        case .null, .fault: return "\u{1B}[2m\(text)\u{1B}[0m"
+        case .reference, .object: return "\u{1B}[36m\(text)\u{1B}[0m"
         default: return text
         }
     }
 
-    private func grid(_ table: ResultTable, box: Bool) -> String {
-        let texts = table.rows.map { $0.map { Renderer.printable($0.display) } }
-        var widths = table.headers.map(Renderer.displayWidth)
-        for row in texts {
-            for (i, text) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], Renderer.displayWidth(text)) }
+    /// Column widths that fit `maxWidth` (`overhead` columns of borders per column plus
+    /// `fixed`), the widest columns narrowed first; the columns left out (from the end) when
+    /// even the narrowest do not fit and the table allows it.
+    private func fittedWidths(_ natural: [Int], headers: [Int], overhead: Int, fixed: Int, mayLeaveOut: Bool) -> (widths: [Int], kept: Int) {
+        guard let maxWidth else { return (natural, natural.count) }
+        func total(_ widths: [Int]) -> Int { widths.reduce(0, +) + overhead * widths.count + fixed }
+        if total(natural) <= maxWidth { return (natural, natural.count) }
+        let minimum = natural.indices.map { min(natural[$0], max(Renderer.minimumColumnWidth, min(headers[$0], 12))) }
+        var kept = natural.count
+        if mayLeaveOut {
+            // Keep at least the handle column and one more.
+            while kept > 2, total(Array(minimum.prefix(kept))) > maxWidth { kept -= 1 }
         }
+        let keptNatural = Array(natural.prefix(kept))
+        let keptMinimum = Array(minimum.prefix(kept))
+        if total(keptNatural) <= maxWidth { return (keptNatural, kept) }
+        // The largest cap for which every column is min(natural, max(cap, minimum)) and fits.
+        func widths(cap: Int) -> [Int] { keptNatural.indices.map { min(keptNatural[$0], max(cap, keptMinimum[$0])) } }
+        var low = 0
+        var high = keptNatural.max() ?? 0
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if total(widths(cap: middle)) <= maxWidth { low = middle } else { high = middle - 1 }
+        }
+        var result = widths(cap: low)
+        // Give the columns left over to the cut columns, one each, left to right.
+        var spare = maxWidth - total(result)
+        for i in result.indices where spare > 0 && result[i] < keptNatural[i] {
+            result[i] += 1
+            spare -= 1
+        }
+        return (result, kept)
+    }
+
+    private func grid(_ table: ResultTable, box: Bool) -> Rendered {
+        var texts = table.rows.map { $0.map { Renderer.printable($0.display) } }
+        var headerTexts = table.headers.map(Renderer.printable)
+        var natural = headerTexts.map(Renderer.displayWidth)
+        for row in texts {
+            for (i, text) in row.enumerated() where i < natural.count { natural[i] = max(natural[i], Renderer.displayWidth(text)) }
+        }
+        let (widths, kept) = fittedWidths(natural, headers: headerTexts.map(Renderer.displayWidth), overhead: 3, fixed: 1, mayLeaveOut: table.mayLeaveOutColumns)
+        let omitted = Array(table.headers.dropFirst(kept))
+        headerTexts = headerTexts.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) }
+        texts = texts.map { row in row.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) } }
         let (h, v, tl, tm, tr, ml, mm, mr, bl, bm, br) = box
             ? ("─", "│", "┌", "┬", "┐", "├", "┼", "┤", "└", "┴", "┘")
             : ("-", "|", "+", "+", "+", "+", "+", "+", "+", "+", "+")
@@ -204,25 +373,38 @@ struct Renderer {
                 return " " + shown + pad + " "
             }.joined(separator: v) + v
         }
-        var out = [rule(tl, tm, tr), line(table.headers, nil), rule(ml, mm, mr)]
+        var out = [rule(tl, tm, tr), line(headerTexts, nil), rule(ml, mm, mr)]
         for (row, raw) in zip(texts, table.rows) { out.append(line(row, raw)) }
         out.append(rule(bl, bm, br))
-        return out.joined(separator: "\n")
+        return Rendered(text: out.joined(separator: "\n"), omittedColumns: omitted)
     }
 
-    private func markdown(_ table: ResultTable) -> String {
+    private func markdown(_ table: ResultTable) -> Rendered {
         func escape(_ s: String) -> String { Renderer.printable(s).replacingOccurrences(of: "|", with: "\\|") }
-        var out = ["| " + table.headers.map(escape).joined(separator: " | ") + " |"]
-        out.append("|" + table.headers.map { _ in "---|" }.joined())
-        for row in table.rows { out.append("| " + row.map { escape($0.display) }.joined(separator: " | ") + " |") }
-        return out.joined(separator: "\n")
+        var texts = table.rows.map { $0.map { escape($0.display) } }
+        var headerTexts = table.headers.map(escape)
+        var natural = headerTexts.map(Renderer.displayWidth)
+        for row in texts {
+            for (i, text) in row.enumerated() where i < natural.count { natural[i] = max(natural[i], Renderer.displayWidth(text)) }
+        }
+        let (widths, kept) = fittedWidths(natural, headers: headerTexts.map(Renderer.displayWidth), overhead: 3, fixed: 1, mayLeaveOut: table.mayLeaveOutColumns)
+        let omitted = Array(table.headers.dropFirst(kept))
+        headerTexts = headerTexts.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) }
+        texts = texts.map { row in row.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) } }
+        var out = ["| " + headerTexts.joined(separator: " | ") + " |"]
+        out.append("|" + headerTexts.map { _ in "---|" }.joined())
+        for row in texts { out.append("| " + row.joined(separator: " | ") + " |") }
+        return Rendered(text: out.joined(separator: "\n"), omittedColumns: omitted)
     }
 
     private func lines(_ table: ResultTable) -> String {
         let width = table.headers.map(Renderer.displayWidth).max() ?? 0
+        let valueWidth = maxWidth.map { max(Renderer.minimumColumnWidth, $0 - width - 3) }
         return table.rows.map { row in
             zip(table.headers, row).map { header, cell in
-                String(repeating: " ", count: width - Renderer.displayWidth(header)) + header + " = " + styled(cell, cell.display)
+                var text = Renderer.printable(cell.display)
+                if let valueWidth { text = Renderer.cut(text, to: valueWidth) }
+                return String(repeating: " ", count: width - Renderer.displayWidth(header)) + header + " = " + styled(cell, text)
             }.joined(separator: "\n")
         }.joined(separator: "\n\n")
     }
@@ -235,7 +417,7 @@ struct Renderer {
         var out: [String] = []
         if headers { out.append(table.headers.map(field).joined(separator: ",")) }
         for row in table.rows {
-            out.append(row.map { $0 == .null ? field(nullValue) : field($0.display) }.joined(separator: ","))
+            out.append(row.map { $0 == .null ? field(nullValue) : field($0.text(.csv)) }.joined(separator: ","))
         }
         return out.joined(separator: "\r\n")
     }

@@ -185,7 +185,7 @@ extension Shell {
     func deleteRuleEffects() -> [(object: String, effect: String)] {
         var effects: [(object: String, effect: String)] = []
         var seen: Set<String> = []
-        let deleted = context.deletedObjects.sorted { reference(to: $0) < reference(to: $1) }
+        let deleted = ordered(context.deletedObjects)
         for source in deleted {
             let values = source.committedValues(forKeys: source.entity.relationships.map(\.name))
             for relationship in source.entity.relationships.sorted(by: { $0.name < $1.name }) where relationship.deleteRule == .cascade || relationship.deleteRule == .nullify {
@@ -196,7 +196,7 @@ extension Shell {
                 default: destinations = []
                 }
                 let via = "\(source.entity.name).\(relationship.name) of \(reference(to: source))"
-                for destination in destinations.sorted(by: { reference(to: $0) < reference(to: $1) }) {
+                for destination in ordered(destinations) {
                     let name = "\(reference(to: destination)) \(destination.entity.name)"
                     if relationship.deleteRule == .cascade, destination.isDeleted, seen.insert(name).inserted {
                         effects.append((name, "deleted (cascade: \(via))"))
@@ -217,14 +217,14 @@ extension Shell {
         for effect in deleteRuleEffects() { reasons[effect.object, default: ""] += (reasons[effect.object] == nil ? "" : "; ") + effect.effect }
         var rows: [[Cell]] = []
         func add(_ objects: Set<ManagedObject>, _ kind: String) {
-            for object in objects.sorted(by: { reference(to: $0) < reference(to: $1) }) {
+            for object in ordered(objects) {
                 let values = object.changedValues().keys.sorted().map { key -> String in
                     "\(key) = \(cell(object.changedValues()[key] ?? nil).display)"
                 }
                 let reason = reasons["\(reference(to: object)) \(object.entity.name)"]
                 let change = kind == "deleted" && reason != nil ? "deleted by a delete rule" : kind
                 let detail = kind == "deleted" ? (reason ?? "") : ([reason].compactMap { $0 } + values).joined(separator: "; ")
-                rows.append([.reference(reference(to: object)), .text(change), .text(object.entity.name), .text(detail)])
+                rows.append([cell(object), .text(change), .text(object.entity.name), .text(detail)])
             }
         }
         add(context.insertedObjects, "inserted")

@@ -9,7 +9,7 @@ extension Shell {
     static let dotCommandNames = [
         ".quit", ".exit", ".help", ".sql", ".storm", ".mode", ".headers", ".timer", ".echo", ".rows", ".output", ".once", ".log",
         ".merge-policy", ".read", ".open", ".write", ".model", ".schema", ".tables", ".indexes", ".history", ".faults", ".stats",
-        ".raw", ".print", ".show", ".bail", ".separator", ".nullvalue", ".dump", ".shell", ".system",
+        ".raw", ".print", ".show", ".bail", ".separator", ".nullvalue", ".dump", ".shell", ".system", ".handles", ".width",
     ]
 
     func runDotCommand(_ typed: String, _ rest: String) throws {
@@ -42,6 +42,7 @@ extension Shell {
                     case .inferred: "inferred from the tables"
                     }
                 }()), ("mode", renderer.mode.rawValue), ("headers", renderer.headers ? "on" : "off"),
+                ("handles", renderer.handles.map { $0 ? "on" : "off" } ?? "auto"), ("width", width.description),
                 ("rows", rowCap.map(String.init) ?? "all"), ("sql", String(log.level)), ("storm", String(statistics.stormThreshold)),
                 ("timer", timer ? "on" : "off"), ("echo", echo ? "on" : "off"), ("bail", bail ? "on" : "off"),
                 ("output", results.name), ("log", logSink.name),
@@ -85,6 +86,23 @@ extension Shell {
             renderer.columnSeparator = column
             if words.count > 1 { renderer.rowSeparator = words[1] }
         case ".nullvalue": renderer.nullValue = Shell.unquoted(rest)
+        case ".handles":
+            switch rest.lowercased() {
+            case "on": renderer.handles = true
+            case "off": renderer.handles = false
+            case "auto": renderer.handles = nil
+            default: throw ShellError(".handles needs on, off or auto (now \(renderer.handles.map { $0 ? "on" : "off" } ?? "auto")): whether results show the $N handle column; auto shows it in table, box, line and markdown modes")
+            }
+        case ".width":
+            switch rest.lowercased() {
+            case "auto": width = .auto
+            case "off": width = .off
+            default:
+                guard let n = Int(rest), n >= 20, n <= 100_000 else {
+                    throw ShellError(".width needs a number of columns from 20, auto (the terminal's width) or off (now \(width.description))")
+                }
+                width = .columns(n)
+            }
         case ".headers": renderer.headers = try onOff(rest, ".headers")
         case ".timer": timer = try onOff(rest, ".timer")
         case ".echo": echo = try onOff(rest, ".echo")
@@ -513,7 +531,7 @@ extension Shell {
                         case .integer(let v): .integer(v)
                         case .real(let v): .real(v)
                         case .text(let v): .text(v)
-                        case .blob(let v): .text(Shell.summary(of: v))
+                        case .blob(let v): .binary(v)
                         }
                     })
                 }
@@ -612,6 +630,8 @@ extension Shell {
         .separator COL [ROW]      separators of list mode (| and \n)
         .nullvalue TEXT           what list, tabs, csv and html modes show for nil (nothing)
         .headers on|off           column headers in csv mode
+        .handles on|off|auto      the $N handle column (auto: in table, box, line and markdown modes; csv, json… leave it out)
+        .width N|auto|off         cut values with … to fit N columns (auto: the terminal's width; off: never cut)
         .timer on|off             time each command
         .echo on|off              write each command (and -- comment) before its results
         .rows N|all               show at most N rows of a result

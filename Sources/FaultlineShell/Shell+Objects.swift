@@ -1,5 +1,6 @@
 import Faultline
 import FaultlineModel
+import FaultlinePredicate
 import FaultlineSQL
 import Foundation
 
@@ -59,17 +60,27 @@ extension Shell {
         results.write(String(n))
     }
 
-    /// Prints objects as a numbered table, giving each a handle. Without `keys`, the columns
-    /// are the entity's stored attributes, then its to-one relationships.
+    /// Prints objects as a numbered table, giving each a handle (the rows first, then the
+    /// objects their values name). Without `keys`, the columns are the entity's stored
+    /// attributes, then its to-one relationships, as many as fit the width; a fetch of an
+    /// entity with sub-entities shows each row's entity.
     func printObjects(_ objects: [ManagedObject], entity: EntityDescription, keys: [String] = []) throws {
-        let keys = keys.isEmpty ? Shell.defaultKeys(for: entity) : keys
+        let chosen = !keys.isEmpty
+        let keys = chosen ? keys : Shell.defaultKeys(for: entity)
+        let showsEntity = !entity.subentityNames.isEmpty
+        let handles = objects.map { handle(for: $0) }
         var rows: [[Cell]] = []
         rows.reserveCapacity(objects.count)
-        for object in objects {
-            let handle = self.handle(for: object)
-            rows.append([.reference("$\(handle)")] + (try keys.map { cell(try object.value(forKeyPath: $0, visiting: Shell.keyPathObjectLimit)) }))
+        for (object, handle) in zip(objects, handles) {
+            var row: [Cell] = [.reference("$\(handle)")]
+            if showsEntity { row.append(.text(object.entity.name)) }
+            for key in keys { row.append(cell(try object.value(forKeyPath: key, visiting: Shell.keyPathObjectLimit))) }
+            rows.append(row)
         }
-        printTable(ResultTable(headers: ["#"] + keys, rows: rows))
+        var table = ResultTable(headers: ["#"] + (showsEntity ? ["entity"] : []) + keys, rows: rows)
+        table.hasHandleColumn = true
+        table.mayLeaveOutColumns = !chosen
+        printTable(table)
     }
 
     static func defaultKeys(for entity: EntityDescription) -> [String] {
@@ -95,7 +106,7 @@ extension Shell {
         let (object, keyPath) = try resolveHandle(head)
         if filter != nil && keyPath == nil { throw ShellError("'where' filters a to-many key path, as in: $1.inventories where count > 1") }
         guard let keyPath else {
-            results.write(cell(object).display + " " + object.description)
+            results.write(reference(to: object) + " " + object.description)
             return
         }
         let value = try object.value(forKeyPath: keyPath, visiting: Shell.keyPathObjectLimit)
@@ -111,7 +122,7 @@ extension Shell {
             return
         }
         if filter != nil { throw ShellError("'where' filters a to-many key path; \(keyPath) is not one") }
-        if let values = value as? [Any] {
+        if let values = value as? [Any?] {
             printTable(ResultTable(headers: [keyPath], rows: values.map { [cell($0)] }))
             return
         }
@@ -250,20 +261,19 @@ extension Shell {
             let arrow = relationship.isToMany ? "to-many \(relationship.destinationEntityName)" : "to-one \(relationship.destinationEntityName)"
             if relationship.isToMany {
                 if object.hasFault(forRelationshipNamed: relationship.name) {
-                    rows.append([.text(relationship.name), .text(arrow), .text("<relationship fault: not loaded>")])
+                    rows.append([.text(relationship.name), .text(arrow + ", fault"), .fault])
                 } else {
                     let ids = object.objectIDs(forRelationshipNamed: relationship.name)
-                    let refs = ids.map { reference(to: context.object(with: $0)) }
-                    rows.append([.text(relationship.name), .text(arrow), .text("\(ids.count) \(ids.count == 1 ? "object" : "objects")" + (refs.isEmpty ? "" : ": " + refs.joined(separator: ", ")))])
+                    rows.append([.text(relationship.name), .text(arrow + ", \(ids.count) \(ids.count == 1 ? "object" : "objects")"), .list(ids.map { cell(context.object(with: $0)) })])
                 }
             } else if let id = object.objectIDs(forRelationshipNamed: relationship.name).first {
                 let destination = context.object(with: id)
-                rows.append([.text(relationship.name), .text(arrow), .reference(reference(to: destination) + (destination.isFault ? " (fault)" : ""))])
+                rows.append([.text(relationship.name), .text(arrow + (destination.isFault ? ", fault" : "")), cell(destination)])
             } else {
                 rows.append([.text(relationship.name), .text(arrow), .null])
             }
         }
-        results.write("\(cell(object).display) \(object.objectID.uriRepresentation)\(wasFault ? " (was a fault; fired now)" : "")")
+        results.write("\(reference(to: object)) \(object.objectID.uriRepresentation)\(wasFault ? " (was a fault; fired now)" : "")")
         printTable(ResultTable(headers: ["property", "type", "value"], rows: rows), noun: "property", plural: "properties")
     }
 
@@ -303,21 +313,36 @@ extension Shell {
         let (object, keyPath) = try resolveHandle(rest)
         guard keyPath == nil else { throw ShellError("refresh takes an object, as in: refresh $3") }
         if object.hasChanges {
-            try confirmLosingChanges("refresh \(rest)", summary: "\(cell(object).display) is \(object.isInserted ? "new" : object.isDeleted ? "deleted" : "changed")")
+            try confirmLosingChanges("refresh \(rest)", summary: "\(reference(to: object)) is \(object.isInserted ? "new" : object.isDeleted ? "deleted" : "changed")")
         }
         context.refresh(object, mergeChanges: false)
-        results.write("\(cell(object).display) is a fault again")
+        results.write("\(reference(to: object)) is a fault again")
     }
 
-    /// Checks each step of a key path against the model, in Core Data's words.
+    /// Checks each step of a key path against the model, in Core Data's words; collection
+    /// operators (`@count`, `@sum.KEY`, …) may follow a to-many relationship.
     func checkKeyPath(_ keyPath: String, from entity: EntityDescription) throws {
         var current: EntityDescription? = entity
-        for key in keyPath.split(separator: ".").map(String.init) {
+        var throughToMany = false
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (index, key) in keys.enumerated() {
+            if key.hasPrefix("@") {
+                guard let op = FLCollectionOperator(rawValue: key) else {
+                    throw ShellError("keypath \(keyPath): unknown collection operator \(key); operators are \(FLCollectionOperator.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                guard throughToMany else {
+                    throw ShellError("keypath \(keyPath): \(key) needs a to-many relationship before it, as in \(examples.toMany ?? "items").\(key)")
+                }
+                if !op.takesKeyPath, index != keys.count - 1 { throw ShellError("keypath \(keyPath): \(key) ends a key path") }
+                if op == .count || op == .sum || op == .avg || op == .min || op == .max { throughToMany = false }
+                continue
+            }
             guard let e = current else {
                 throw ShellError("keypath \(keyPath): \(key) follows an attribute")
             }
             if let relationship = e.relationship(named: key) {
                 current = session.model.entity(named: relationship.destinationEntityName)
+                if relationship.isToMany { throughToMany = true }
             } else if e.attribute(named: key) != nil {
                 current = nil
             } else {
@@ -342,22 +367,40 @@ extension Shell {
         return session.handles.count
     }
 
-    /// How an object is referred to: its handle, or `<Entity p3>` when it has none.
-    func reference(to object: ManagedObject) -> String {
-        if let n = session.handleByID[object.objectID] { return "$\(n)" }
-        if object.objectID.isTemporaryID { return "<\(object.entity.name) new>" }
-        return "<\(object.entity.name) p\(object.objectID.primaryKey)>"
+    /// Objects in a stable order: those with handles by handle, then the others by entity and
+    /// primary key (so handles given while listing them come out the same every time).
+    func ordered(_ objects: some Sequence<ManagedObject>) -> [ManagedObject] {
+        objects.sorted { a, b in
+            let (x, y) = (session.handleByID[a.objectID] ?? .max, session.handleByID[b.objectID] ?? .max)
+            if x != y { return x < y }
+            if a.entity.name != b.entity.name { return a.entity.name < b.entity.name }
+            if a.objectID.primaryKey != b.objectID.primaryKey { return a.objectID.primaryKey < b.objectID.primaryKey }
+            return a.objectID.uriRepresentation < b.objectID.uriRepresentation
+        }
     }
 
-    /// A value as a typed cell.
+    /// How an object is referred to: its handle, given now when it has none.
+    func reference(to object: ManagedObject) -> String {
+        "$\(handle(for: object))"
+    }
+
+    /// A value as a typed cell: objects with handles and URIs, to-many values as lists,
+    /// bytes as bytes; never Swift's own spelling of a value (`Optional(…)`, `[…]`).
     func cell(_ value: Any?) -> Cell {
+        cell(value, depth: 0)
+    }
+
+    private func cell(_ value: Any?, depth: Int) -> Cell {
         guard let value else { return .null }
+        // A value nested deeper than this (a Transformable archive of arrays in arrays) is
+        // shown as its text.
+        guard depth < FLNestingDepth.maximum else { return .text(String(describing: value)) }
         let mirror = Mirror(reflecting: value)
         if mirror.displayStyle == .optional {
-            return mirror.children.first.map { cell($0.value) } ?? .null
+            return mirror.children.first.map { cell($0.value, depth: depth + 1) } ?? .null
         }
         switch value {
-        case let object as ManagedObject: return .reference(reference(to: object))
+        case let object as ManagedObject: return .object(handle: reference(to: object), uri: object.objectID.uriRepresentation)
         case let b as Bool: return .bool(b)
         case let i as Int: return .integer(Int64(i))
         case let i as Int16: return .integer(Int64(i))
@@ -365,15 +408,20 @@ extension Shell {
         case let i as Int64: return .integer(i)
         case let d as Double: return .real(d)
         case let f as Float: return .real(Double(f))
-        case let d as Decimal: return .text(NSDecimalNumber(decimal: d).stringValue)
+        case let d as Decimal: return .decimal(NSDecimalNumber(decimal: d).stringValue)
         case let date as Date: return .text(Shell.format(date))
-        case let data as Data: return .text(Shell.summary(of: data))
+        case let data as Data: return .binary(data)
         case let uuid as UUID: return .text(uuid.uuidString)
         case let url as URL: return .text(url.absoluteString)
         case let string as String: return .text(string)
-        case let id as ManagedObjectID: return .reference(id.uriRepresentation)
-        case let objects as [ManagedObject]: return .text(objects.map(reference(to:)).joined(separator: ", "))
-        default: return .text("\(value)")
+        case let id as ManagedObjectID: return .object(handle: reference(to: context.object(with: id)), uri: id.uriRepresentation)
+        case let objects as [ManagedObject]: return .list(objects.map { cell($0, depth: depth + 1) })
+        case let values as [Any?]: return .list(values.map { cell($0, depth: depth + 1) })
+        case let dictionary as [String: Any?]:
+            return .map(dictionary.keys.sorted().map { Cell.Entry(key: $0, value: cell(dictionary[$0] ?? nil, depth: depth + 1)) })
+        case let set as Set<AnyHashable>: return .list(set.map { cell($0.base, depth: depth + 1) }.sorted { $0.display < $1.display })
+        case let number as NSNumber: return .real(number.doubleValue)
+        default: return .text(String(describing: value))
         }
     }
 
@@ -384,11 +432,5 @@ extension Shell {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = whole == seconds ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
-    }
-
-    /// `<1234 bytes: 62 70 6c 69 …>`.
-    static func summary(of data: Data) -> String {
-        let head = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
-        return "<\(data.count) bytes\(data.isEmpty ? "" : ": " + head + (data.count > 8 ? " …" : ""))>"
     }
 }

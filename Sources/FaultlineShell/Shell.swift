@@ -77,6 +77,8 @@ public final class Shell {
     var timer = false
     /// Whether `.echo on` is set: each command is written to the results before it runs.
     var echo = false
+    /// `.width N|auto|off`: how wide results for people may be.
+    var width = ResultWidth.auto
     /// The most rows a result shows before saying how many it left out (nil: all).
     var rowCap: Int?
     /// Where results and the log go now (`.output`, `.log`).
@@ -386,7 +388,8 @@ public final class Shell {
         return open
     }
 
-    /// Prints a result table, capped at ``rowCap`` rows with a line saying what was left out.
+    /// Prints a result table, capped at ``rowCap`` rows with a line saying what was left out,
+    /// cut to the width (``width``), with a line naming the columns that did not fit.
     func printTable(_ table: ResultTable, noun: String = "row", plural: String? = nil) {
         var shown = table
         var hidden = 0
@@ -394,13 +397,58 @@ public final class Shell {
             hidden = table.rows.count - cap
             shown.rows = Array(table.rows.prefix(cap))
         }
-        results.write(renderer.render(shown))
-        if renderer.mode == .table || renderer.mode == .box || renderer.mode == .markdown || renderer.mode == .line {
+        renderer.maxWidth = width.columns(resultsGoToTerminal: results.file == nil && standard.streams.contains { $0 === TextOutput.standardOutput })
+        let rendered = renderer.rendering(shown)
+        results.write(rendered.text)
+        if renderer.mode.isForPeople {
             let n = table.rows.count
             var summary = "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
             if hidden > 0 { summary += " (\(hidden) not shown; .rows all to see them)" }
+            if !rendered.omittedColumns.isEmpty {
+                let names = rendered.omittedColumns
+                let named = names.count > 8 ? names.prefix(6).joined(separator: ", ") + " and \(names.count - 6) others" : names.joined(separator: ", ")
+                summary += "; \(names.count) more \(names.count == 1 ? "column" : "columns") not shown (\(named)): "
+                    + "pick columns with show KEY, …, or see them all with .mode line or .width off"
+            }
             results.write(summary)
         }
+    }
+}
+
+/// `.width N|auto|off`: the most terminal columns a result for people takes.
+enum ResultWidth: Equatable, CustomStringConvertible {
+    /// The terminal's width when results go to a terminal; no limit otherwise.
+    case auto
+    /// No limit.
+    case off
+    /// At most this many columns.
+    case columns(Int)
+
+    var description: String {
+        switch self {
+        case .auto: "auto"
+        case .off: "off"
+        case .columns(let n): String(n)
+        }
+    }
+
+    /// The limit now, or nil for none.
+    func columns(resultsGoToTerminal: Bool) -> Int? {
+        switch self {
+        case .off: return nil
+        case .columns(let n): return n
+        case .auto:
+            guard resultsGoToTerminal, isatty(STDOUT_FILENO) != 0 else { return nil }
+            return ResultWidth.terminalColumns()
+        }
+    }
+
+    /// The terminal's columns (TIOCGWINSZ), else `COLUMNS`, else 80.
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 { return Int(size.ws_col) }
+        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(text), n >= 20 { return n }
+        return 80
     }
 }
 

@@ -65,6 +65,9 @@ import Testing
             fetch Location where label BEGINSWITH "J"
             .mode insert loc
             fetch Location where label BEGINSWITH "J"
+            .handles on
+            fetch Location where label BEGINSWITH "J"
+            .handles auto
             .mode html
             fetch Location where label BEGINSWITH "G"
             .mode tabs
@@ -72,16 +75,17 @@ import Testing
             """)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == """
-            #|label
-            $1|Garage
-            #;count;date
-            $2;6;NULL
-            '#','label'
-            '$3','Jaye''s Basement'
+            label
+            Garage
+            count;date
+            6;NULL
+            'label'
+            'Jaye''s Basement'
+            INSERT INTO loc("label") VALUES('Jaye''s Basement');
             INSERT INTO loc("#","label") VALUES('$3','Jaye''s Basement');
-            <TR><TH>#</TH><TH>label</TH>
+            <TR><TH>label</TH>
             </TR>
-            <TR><TD>$1</TD><TD>Garage</TD>
+            <TR><TD>Garage</TD>
             </TR>
             n\ts
             NULL\tx

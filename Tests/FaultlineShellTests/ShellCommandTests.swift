@@ -50,7 +50,7 @@ final class Lines: @unchecked Sendable {
         let parsed = try JSONSerialization.jsonObject(with: Data(h.output.utf8)) as? [[String: Any]]
         let rows = try #require(parsed)
         #expect(rows.count == 2)
-        #expect(rows[0]["#"] as? String == "$1")
+        #expect(rows[0]["#"] == nil, "handles are session-local: JSON leaves them out unless .handles on")
         #expect(rows[0]["count"] as? Int == 1)
         #expect(rows[0]["asset.label"] as? String == "Camping Stove")
         #expect(rows[0]["date"] as? String == "2026-11-09T14:00:00Z")
@@ -59,10 +59,13 @@ final class Lines: @unchecked Sendable {
     @Test func csvMarkdownLineAndBoxModes() throws {
         let h = try ShellHarness()
         try h.run(".mode csv", "fetch Location limit 2")
-        #expect(h.output == "#,label\r\n$1,Jaye's Basement\r\n$2,Garage")
+        #expect(h.output == "label\r\nJaye's Basement\r\nGarage")
         h.clear()
-        try h.run(".headers off", "fetch Location limit 1")
-        #expect(h.output == "$1,Jaye's Basement")
+        try h.run(".handles on", "fetch Location limit 1")
+        #expect(h.output == "#,label\r\n$1,Jaye's Basement")
+        h.clear()
+        try h.run(".handles auto", ".headers off", "fetch Location limit 1")
+        #expect(h.output == "Jaye's Basement")
         h.clear()
         try h.run(".mode markdown", "fetch Location limit 1")
         #expect(h.output == "| # | label |\n|---|---|\n| $1 | Jaye's Basement |\n1 row")
@@ -86,11 +89,11 @@ final class Lines: @unchecked Sendable {
         try h.run("fetch Location limit 1")
         h.clear()
         try h.run("show $1")
-        #expect(h.output.contains("| inventories | to-many Inventory | <relationship fault: not loaded> |"))
+        #expect(h.output.contains("| inventories | to-many Inventory, fault | (not loaded) "))
         h.clear()
         try h.run("$1.inventories", "show $1")
-        #expect(h.output.contains("| inventories | to-many Inventory | 3 objects: $2, $3, $4 |"))
-        #expect(h.output.contains("| label       | String            | Jaye's Basement"))
+        #expect(h.output.contains("| inventories | to-many Inventory, 3 objects | $2, $3, $4 "))
+        #expect(h.output.contains("| label       | String                       | Jaye's Basement"))
     }
 
     @Test func rowCapSaysWhatItLeftOut() throws {
@@ -205,7 +208,7 @@ final class Lines: @unchecked Sendable {
     @Test func whereFiltersAToManyInMemory() throws {
         let h = try ShellHarness()
         try h.run("fetch Location where label BEGINSWITH 'J'", "show $1.inventories where count > 1 AND asset.label CONTAINS 'u'")
-        #expect(h.output.hasSuffix("| $2 | 12    | 2026-11-02T09:30:00Z | <Asset p1> | $1       |\n+----+-------+----------------------+------------+----------+\n1 row"))
+        #expect(h.output.hasSuffix("| $2 | 12    | 2026-11-02T09:30:00Z | $3    | $1       |\n+----+-------+----------------------+-------+----------+\n1 row"))
     }
 
     @Test func sqlLevelsAddBindingsRowValuesAndQueryPlans() throws {
@@ -245,7 +248,8 @@ final class Lines: @unchecked Sendable {
         #expect(complete("fetch Inventory show location.inventories.co") == ["location.inventories.count"])
         #expect(complete("fetch Inventory where count > 1 AN") == ["AND", "ANY"])
         #expect(complete("$1.lo") == ["$1.location"])
-        #expect(complete("show $") == ["$1", "$2"])
+        // The rows' handles, then those given to the assets and location their values name.
+        #expect(complete("show $") == ["$1", "$2", "$3", "$4", "$5"])
         #expect(complete(".mode j") == ["json"])
     }
 }
@@ -283,7 +287,7 @@ final class Lines: @unchecked Sendable {
         #expect(h.output.contains("x-coredata://F00DF00D-0000-4000-8000-000000000001/Inventory/p9"))
         let again = try ShellHarness(storePath: store.path)
         try again.run(".mode csv", "fetch Inventory where asset.label == 'Kayak' show count, date, location.label")
-        #expect(again.output == "#,count,date,location.label\r\n$1,3,2026-11-22T10:00:00Z,\"Garage, east wall\"")
+        #expect(again.output == "count,date,location.label\r\n3,2026-11-22T10:00:00Z,\"Garage, east wall\"")
     }
 
     @Test func aReadOnlyStoreRefusesToSaveAndNothingChanges() throws {
@@ -318,10 +322,10 @@ final class Lines: @unchecked Sendable {
         #expect(h.output.hasSuffix("""
             saved: 0 inserted, 2 updated, 3 deleted
             by delete rules:
-              <Inventory p4> Inventory deleted (cascade: Location.inventories of $1)
-              <Inventory p5> Inventory deleted (cascade: Location.inventories of $1)
-              <Asset p3> Asset loses it from inventories (nullify: Inventory.asset of <Inventory p4>)
-              <Asset p5> Asset loses it from inventories (nullify: Inventory.asset of <Inventory p5>)
+              $4 Inventory deleted (cascade: Location.inventories of $1)
+              $5 Inventory deleted (cascade: Location.inventories of $1)
+              $6 Asset loses it from inventories (nullify: Inventory.asset of $4)
+              $7 Asset loses it from inventories (nullify: Inventory.asset of $5)
             2
             6
             """))
@@ -355,7 +359,7 @@ final class Lines: @unchecked Sendable {
         #expect(h.shell.completions(for: "explain fetch Recipe where na") == ["name"])
         try h.run("fetch Recipe limit 1")
         #expect(h.shell.completions(for: "set $1.prep") == ["$1.prepTime"])
-        #expect(h.shell.completions(for: "$") == ["$1"])
+        #expect(h.shell.completions(for: "$") == ["$1", "$2"], "the recipe, and the type its row names")
         #expect(h.shell.completions(for: "show $1.ty") == ["$1.type"])
     }
 }

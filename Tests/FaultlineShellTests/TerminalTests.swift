@@ -9,7 +9,7 @@ final class TmuxSession {
     let name = "faultline-test-\(UUID().uuidString.prefix(8))"
     let home: URL
 
-    init(arguments: [String], home: URL) throws {
+    init(arguments: [String], home: URL, columns: Int = 160) throws {
         self.home = home
         let command = (["env", "HOME=\(home.path)", "NO_COLOR=1", TestSupport.faultlineBinary.path] + arguments)
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
@@ -17,7 +17,7 @@ final class TmuxSession {
         // not pipes that a reader waits to see closed.
         let client = try Subprocess(
             "/usr/bin/env",
-            ["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", TestSupport.packageRoot.path, command],
+            ["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", String(columns), "-y", "50", "-c", TestSupport.packageRoot.path, command],
             environment: ProcessInfo.processInfo.environment, stdin: .null, stdout: .null, stderr: .null)
         let status = client.wait()
         if status != 0 { throw Subprocess.SpawnError(description: "tmux new-session exited with \(status)") }
@@ -71,6 +71,27 @@ struct TerminalTests {
             throw error
         }
         return session
+    }
+
+    @Test func resultsAreCutToTheTerminalsWidthAndFollowItsResizing() throws {
+        let home = try TestSupport.temporaryDirectory("home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let t = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home, columns: 60)
+        defer { t.close() }
+        try t.waitFor("faultline>")
+        try t.send("fetch Recipe sort by name limit 2", "Enter")
+        try t.waitFor("2 rows")
+        let narrow = try t.screen().split(separator: "\n").map(String.init)
+        #expect(narrow.allSatisfy { $0.count <= 60 }, "\(narrow.joined(separator: "\n"))")
+        #expect(narrow.contains { $0.hasPrefix("| $1 ") && $0.contains("…") && $0.count == 60 }, "\(narrow.joined(separator: "\n"))")
+        try t.tmux(["resize-window", "-t", t.name, "-x", "150"])
+        try t.send(".show", "Enter")
+        try t.waitFor("width        auto")
+        try t.send("fetch Recipe sort by name limit 1 show name, overview, instructions, prepTime, type.name", "Enter")
+        try t.waitFor("1 row")
+        // At 150 columns nothing needs cutting.
+        let wide = try t.screen()
+        #expect(wide.contains("| $1 | Beef Bourguignon | Beef braised in red wine. | nil          | 3 hours  | Entree    |"), "\(wide)")
     }
 
     @Test func tabCompletesEntitiesAndKeyPathsThroughRelationships() throws {

@@ -73,16 +73,16 @@ import Testing
     }
 
     @Test func aToManyKeyPathFiresTheRelationshipFaultAndListsTheObjects() throws {
-        let result = try TestSupport.faultline([Self.store, "-c", "fetch Location limit 1", "-c", "$1.inventories", "-c", "$2.asset.label"])
+        let result = try TestSupport.faultline([Self.store, "-c", "fetch Location limit 1", "-c", "$1.inventories", "-c", "$5.label"])
         #expect(result.status == 0)
         #expect(result.stdout.hasSuffix("""
-            +----+-------+----------------------+------------+----------+
-            | #  | count | date                 | asset      | location |
-            +----+-------+----------------------+------------+----------+
-            | $2 | 12    | 2026-11-02T09:30:00Z | <Asset p1> | $1       |
-            | $3 | 30    | 2026-11-02T09:30:00Z | <Asset p2> | $1       |
-            | $4 | 1     | 2026-11-09T14:00:00Z | <Asset p5> | $1       |
-            +----+-------+----------------------+------------+----------+
+            +----+-------+----------------------+-------+----------+
+            | #  | count | date                 | asset | location |
+            +----+-------+----------------------+-------+----------+
+            | $2 | 12    | 2026-11-02T09:30:00Z | $5    | $1       |
+            | $3 | 30    | 2026-11-02T09:30:00Z | $6    | $1       |
+            | $4 | 1     | 2026-11-09T14:00:00Z | $7    | $1       |
+            +----+-------+----------------------+-------+----------+
             3 rows
             Coffee Mug
 

@@ -82,3 +82,34 @@ import Testing
         #expect(throws: PredicateEvaluationError.self) { try FLExpression.keyPath(long).value(with: ["inventories": []]) }
     }
 }
+
+/// Key-value coding's collection operators in `ManagedObject.value(forKeyPath:)`.
+@Suite struct KeyPathCollectionOperatorTests {
+    @Test func operatorsAggregateTheCollectionReachedSoFar() throws {
+        let context = try TypedLiteralTests.context()
+        var request = FetchRequest(entityName: "Asset")
+        request.predicate = try FLPredicate(format: "label == 'Coffee Mug'")
+        let mug = try #require(try context.fetch(request).first)
+        #expect(try mug.value(forKeyPath: "inventories.@count", visiting: .max) as? Int == 2)
+        #expect(try mug.value(forKeyPath: "inventories.@sum.count", visiting: .max) as? Int == 16)
+        #expect(try mug.value(forKeyPath: "inventories.@avg.count", visiting: .max) as? Double == 8)
+        // @min and @max give the value itself, of the attribute's type (Integer 16).
+        #expect(try mug.value(forKeyPath: "inventories.@min.count", visiting: .max).map { "\($0)" } == "4")
+        #expect(try mug.value(forKeyPath: "inventories.@max.count", visiting: .max).map { "\($0)" } == "12")
+        // Through a to-many, one key at a time: the operator sees every location reached.
+        #expect(try mug.value(forKeyPath: "inventories.location.@count", visiting: .max) as? Int == 2)
+        let labels = try #require(try mug.value(forKeyPath: "inventories.location.@distinctUnionOfObjects.label", visiting: .max) as? [Any?])
+        #expect(Set(labels.compactMap { $0 as? String }) == ["Jaye's Basement", "Office"])
+        // A to-one then a to-many.
+        let inventory = try #require((mug.value(forKey: "inventories") as? [ManagedObject])?.first)
+        #expect(try inventory.value(forKeyPath: "asset.inventories.@count", visiting: .max) as? Int == 2)
+        // Misplaced and unknown operators say so; the non-throwing form gives nil.
+        let single = #expect(throws: KeyPathError.self) { try mug.value(forKeyPath: "label.@count", visiting: .max) }
+        #expect(single?.message == "label.@count: @count needs a to-many relationship before it, not a single value")
+        let unknown = #expect(throws: KeyPathError.self) { try mug.value(forKeyPath: "inventories.@median.count", visiting: .max) }
+        #expect(unknown?.message.hasPrefix("inventories.@median.count: unknown collection operator @median") == true)
+        let notNumbers = #expect(throws: KeyPathError.self) { try mug.value(forKeyPath: "inventories.location.@sum.label", visiting: .max) }
+        #expect(notNumbers?.message.hasPrefix("inventories.location.@sum.label: sum needs numbers") == true, "\(notNumbers?.message ?? "")")
+        #expect(mug.value(forKeyPath: "inventories.@count.count") == nil)
+    }
+}

@@ -100,8 +100,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     }
 
     /// The value at a dotted key path (`asset.label`), following relationships; through a
-    /// to-many relationship the result is the array of the values of each destination object.
-    /// A key path of more than ``maximumKeyPathComponents`` components gives nil.
+    /// to-many relationship the result is the array of the values of each destination object
+    /// (`[Any?]`, nested for a second to-many). Key-value coding's collection operators apply
+    /// to the collection reached so far: `inventories.@count`, `inventories.@sum.count`,
+    /// `@avg`, `@min`, `@max`, `@unionOfObjects`, `@distinctUnionOfObjects`.
+    /// A key path of more than ``maximumKeyPathComponents`` components, an unknown key or a
+    /// misplaced operator gives nil (``value(forKeyPath:visiting:)`` says why).
     public func value(forKeyPath keyPath: String) -> Any? {
         try? value(forKeyPath: keyPath, visiting: .max)
     }
@@ -114,30 +118,75 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// (`inventories.asset.inventories.asset…` doubles at every pair of steps).
     ///
     /// - Throws: ``KeyPathError`` when the key path has more than
-    ///   ``maximumKeyPathComponents`` components or reaches more than `limit` objects.
+    ///   ``maximumKeyPathComponents`` components, reaches more than `limit` objects, or has a
+    ///   collection operator that is unknown, follows a single value, or cannot aggregate the
+    ///   values (`@sum` of strings).
     public func value(forKeyPath keyPath: String, visiting limit: Int) throws -> Any? {
         let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard keys.count <= Self.maximumKeyPathComponents else {
             throw KeyPathError("the key path has \(keys.count) components, more than \(Self.maximumKeyPathComponents)")
         }
-        var budget = limit
-        return try ManagedObject.value(of: self, atKeyPath: keys[...], budget: &budget, keyPath: keyPath, limit: limit)
+        var walk = KeyPathWalk(keyPath: keyPath, limit: limit, budget: limit)
+        return try walk.value(of: self, atKeyPath: keys[...])
     }
 
-    private static func value(of current: Any?, atKeyPath keys: ArraySlice<String>, budget: inout Int, keyPath: String, limit: Int) throws -> Any? {
-        guard let key = keys.first else { return current }
-        switch current {
-        case let object as ManagedObject:
-            budget -= 1
-            if budget < 0 { throw KeyPathError("\(keyPath) reaches more than \(limit) objects") }
-            return try value(of: object.value(forKey: key), atKeyPath: keys.dropFirst(), budget: &budget, keyPath: keyPath, limit: limit)
-        case let objects as [ManagedObject]:
-            var values: [Any] = []
-            values.reserveCapacity(objects.count)
-            for object in objects { values.append(try value(of: object, atKeyPath: keys, budget: &budget, keyPath: keyPath, limit: limit) as Any) }
-            return values
-        default:
-            return nil
+    /// The elements of a collection a key path has reached: a to-many relationship's objects or
+    /// the values read through one.
+    static func keyPathCollection(_ value: Any?) -> [Any?]? {
+        switch value {
+        case let objects as [ManagedObject]: return objects.map { $0 }
+        case let values as [Any?]: return values
+        default: return nil
+        }
+    }
+
+    /// One walk of a key path, with its budget of objects to visit.
+    private struct KeyPathWalk {
+        let keyPath: String
+        let limit: Int
+        var budget: Int
+
+        mutating func value(of current: Any?, atKeyPath keys: ArraySlice<String>) throws -> Any? {
+            guard let key = keys.first else { return current }
+            let rest = keys.dropFirst()
+            if key.hasPrefix("@") {
+                guard let op = FLCollectionOperator(rawValue: key) else {
+                    throw KeyPathError("\(keyPath): unknown collection operator \(key); operators are \(FLCollectionOperator.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !op.takesKeyPath, !rest.isEmpty {
+                    throw KeyPathError("\(keyPath): \(key) ends a key path")
+                }
+                guard let items = ManagedObject.keyPathCollection(current) else {
+                    if current == nil { return op == .count ? 0 : nil }
+                    throw KeyPathError("\(keyPath): \(key) needs a to-many relationship before it, not a single value")
+                }
+                var values: [Any?] = []
+                values.reserveCapacity(items.count)
+                if rest.isEmpty {
+                    values = items
+                } else {
+                    for item in items { values.append(try value(of: item, atKeyPath: rest)) }
+                }
+                do {
+                    return try op.apply(to: values)
+                } catch let error as PredicateEvaluationError {
+                    throw KeyPathError("\(keyPath): \(error.message)")
+                }
+            }
+            switch current {
+            case let object as ManagedObject:
+                budget -= 1
+                if budget < 0 { throw KeyPathError("\(keyPath) reaches more than \(limit) objects") }
+                return try value(of: object.value(forKey: key), atKeyPath: rest)
+            default:
+                // Through a collection, one key at a time (as NSArray's valueForKey:), so an
+                // operator further on sees the whole collection of values.
+                guard let items = ManagedObject.keyPathCollection(current) else { return nil }
+                var mapped: [Any?] = []
+                mapped.reserveCapacity(items.count)
+                for item in items { mapped.append(try value(of: item, atKeyPath: keys.prefix(1))) }
+                return try value(of: mapped, atKeyPath: rest)
+            }
         }
     }
 
