@@ -30,6 +30,31 @@ import Testing
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func photosValuesAreValuesInEveryModeAndAWideEntityFits() throws {
+        let folder = try copyStores("photos-10.15.1")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("Photos.sqlite").path
+        // Asset has over ninety attributes: at 100 columns the table shows what fits and names the rest.
+        let table = try TestSupport.faultline([store, "--sql-debug", "0", "-c", ".width 100", "-c", "fetch Asset limit 3",
+            "-c", "fetch Moment sort by startDate limit 2 show title, assets.@count, assets.@max.dateCreated"])
+        #expect(table.status == 0, "\(table.stderr)")
+        let lines = table.stdout.components(separatedBy: "\n")
+        #expect(lines.prefix(7).allSatisfy { $0.count <= 100 }, "\(table.stdout)")
+        #expect(lines[7].hasPrefix("3 rows; ") && lines[7].contains(" more columns not shown (") && lines[7].contains(" others): pick columns with show KEY"), "\(lines[7])")
+        #expect(table.stdout.contains("| assets.@count | assets.@max.dateCreated"), "\(table.stdout)")
+        // JSON: Binary attributes as base64, to-ones as object URIs, no Swift spelling.
+        let json = try TestSupport.faultline([store, "--sql-debug", "0", "-c", ".mode json", "-c", "fetch AdditionalAssetAttributes limit 5"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == 5)
+        #expect(rows.contains { ($0["distanceIdentity"] as? String).flatMap { Data(base64Encoded: $0) } != nil })
+        #expect(rows.allSatisfy { ($0["asset"] as? String)?.hasPrefix("x-coredata://") == true })
+        for text in [table.stdout, json.stdout] {
+            #expect(!text.contains("Optional(") && !text.contains("<Asset") && !text.contains("bytes:"))
+        }
+    }
+
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
     func theSchemaOfAPhotosStoreShowsItsTriggersRTreeAndHistory() throws {
         let folder = try copyStores("photos-16.0.0-beta")
         defer { try? FileManager.default.removeItem(at: folder) }
