@@ -94,7 +94,7 @@ extension ManagedObjectContext {
     ///   were read and ``mergePolicy`` is `.error`; a SQLite error (e.g. busy after the
     ///   timeout).
     /// A child context's save writes nothing: it pushes its changes into its parent (see
-    /// ``saveToParent()``). ``didSave`` is called after the store is unlocked, so it may hand
+    /// "Child contexts" in Architecture.md). ``didSave`` is called after the store is unlocked, so it may hand
     /// the notification to another context's queue.
     public func save() throws {
         checkAccess()

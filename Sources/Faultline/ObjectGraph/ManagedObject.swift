@@ -43,7 +43,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Order of insertion in the context, so that saves insert rows in a stable order.
     var insertionSequence = 0
 
-    /// Creates an object; contexts call this, users call ``ManagedObjectContext/insert(entityName:)``.
+    /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
         self.entity = entity
         self.objectID = objectID

@@ -6,9 +6,9 @@ import Foundation
 /// triggers call them work and Faultline's own SQL can use them.
 ///
 /// The string functions implement the predicate operators with the same rules as in-memory
-/// evaluation (``FaultlinePredicate/FLComparison/compare(_:_:_:options:)``), so a fetch and
+/// evaluation (`FLComparison.compare(_:_:_:options:)` in FaultlinePredicate), so a fetch and
 /// `FLPredicate.evaluate(with:)` select the same objects. Any NULL argument gives NULL.
-/// A comparison that cannot be decided (a `MATCHES` pattern ``FaultlinePredicate/FLRegex``
+/// A comparison that cannot be decided (a `MATCHES` pattern `FLRegex`
 /// cannot decide on a value, an invalid pattern) raises an SQL error, so the statement fails
 /// with its message instead of leaving the row out.
 ///

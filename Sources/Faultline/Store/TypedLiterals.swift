@@ -10,7 +10,9 @@ extension FLPredicate {
     /// column holds seconds since 2001, so the answer would silently be wrong); this is the
     /// opt-in conversion, and the SQL store refuses the unconverted comparison.
     ///
-    /// - Parameter entity: the entity key paths start from.
+    /// - Parameters:
+    ///   - entity: the entity key paths start from.
+    ///   - model: the model the entity belongs to (for the destinations of relationships).
     /// - Throws: ``PredicateSQLError`` naming the key path and the expected form when a
     ///   string does not read as its attribute's type.
     public func convertingStringLiterals(for entity: EntityDescription, in model: ManagedObjectModel) throws -> FLPredicate {
