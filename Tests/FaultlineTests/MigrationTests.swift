@@ -271,3 +271,167 @@ enum MigrationHarness {
         #expect(try store.connection.query("SELECT DISTINCT typeof(ZRATING) FROM ZNOTE").map { $0[0] } == [SQLValue.text("real")])
     }
 }
+
+/// Migration through `SQLiteStore.Options`, failures, history and external data.
+@Suite struct MigrationOpeningTests {
+    typealias A = AttributeDescription
+    typealias R = RelationshipDescription
+
+    static let old: ManagedObjectModel = {
+        // swift-format-ignore
+        try! ManagedObjectModel(entities: [EntityDescription(name: "Note", attributes: [A(name: "title", type: .string), A(name: "rating", type: .integer32)])])
+    }()
+    static func new(_ extra: [A] = [A(name: "body", type: .string)], uniqueness: [[String]] = []) throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription(name: "Album", attributes: [A(name: "name", type: .string)]),
+            EntityDescription(name: "Note", attributes: [A(name: "title", type: .string), A(name: "rating", type: .integer32)] + extra, uniquenessConstraints: uniqueness),
+        ])
+    }
+
+    static func populated() throws -> (URL, StorePopulator.Result) {
+        let url = try TestSupport.temporaryDirectory("migration").appendingPathComponent("Store.sqlite")
+        return (url, try StorePopulator(model: old, options: .init(objectsPerEntity: 4)).populate(storeAt: url))
+    }
+
+    static var migrating: SQLiteStore.Options {
+        SQLiteStore.Options(readOnly: false, migratePersistentStoresAutomatically: true, inferMappingModelAutomatically: true)
+    }
+
+    @Test func openingWithTheOptionsMigrates() throws {
+        let (url, populated) = try Self.populated()
+        let new = try Self.new()
+        // Without the options: Core Data's 134100, as before.
+        #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: new, options: .init(readOnly: false)) }
+        do {
+            _ = try SQLiteStore(url: url, model: new, options: .init(readOnly: false))
+        } catch let error as StoreError {
+            #expect(error.code == .incompatibleModel)
+        }
+        // Read-only with the options: never migrates, and says why.
+        var readOnly = Self.migrating
+        readOnly.readOnly = true
+        do {
+            _ = try SQLiteStore(url: url, model: new, options: readOnly)
+            Issue.record("a read-only open migrated")
+        } catch let error as StoreError {
+            #expect(error.code == .incompatibleModel && error.message.contains("writable"))
+        }
+        let store = try SQLiteStore(url: url, model: new, options: Self.migrating)
+        let result = try #require(store.migrationResult)
+        #expect(result.plan.alteredTables == ["ZNOTE"])
+        #expect(try SchemaConformance.problems(connection: store.connection, model: new).isEmpty)
+        let identifier = store.identifier
+        let after = try StoreSnapshot(store: store)
+        #expect(after.differences(from: populated.expected).isEmpty)
+        // A second open needs nothing; the store UUID is kept.
+        let again = try SQLiteStore(url: url, model: new, options: Self.migrating)
+        #expect(again.migrationResult == nil && again.identifier == identifier)
+    }
+
+    @Test func aStoreWithoutModelCacheNeedsTheSourceModel() throws {
+        let (url, _) = try Self.populated()
+        do {
+            let store = try SQLiteStore(url: url, model: Self.old, options: .init(readOnly: false))
+            try store.connection.execute("DELETE FROM Z_MODELCACHE")
+        }
+        let new = try Self.new()
+        do {
+            _ = try SQLiteStore(url: url, model: new, options: Self.migrating)
+            Issue.record("migrated without a source model")
+        } catch let error as StoreError {
+            #expect(error.code == .missingSourceModel && error.message.contains("migrationSourceModels"))
+        }
+        var options = Self.migrating
+        options.migrationSourceModels = [try Self.new([A(name: "other", type: .string)]), Self.old]
+        let store = try SQLiteStore(url: url, model: new, options: options)
+        #expect(store.migrationResult != nil)
+    }
+
+    @Test func aMappingThatCannotBeInferredLeavesTheStoreAlone() throws {
+        let (url, _) = try Self.populated()
+        let before = try Data(contentsOf: url)
+        let new = try Self.new([A(name: "body", type: .string, isOptional: false)])
+        do {
+            _ = try SQLiteStore(url: url, model: new, options: Self.migrating)
+            Issue.record("migrated")
+        } catch let error as StoreError {
+            #expect(error.code == .inferredMappingFailed)
+            #expect(error.message.contains("attribute Note.body was added as non-optional without a default value"))
+        }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func aFailingStatementRollsEverythingBack() throws {
+        let (url, populated) = try Self.populated()
+        do {
+            let store = try SQLiteStore(url: url, model: Self.old, options: .init(readOnly: false))
+            try store.connection.execute("UPDATE ZNOTE SET ZTITLE = 'same'")
+        }
+        let before = try TestSupport.snapshot(of: url.deletingLastPathComponent())
+        // A uniqueness constraint the rows break: its CREATE UNIQUE INDEX fails near the end.
+        let new = try Self.new(uniqueness: [["title"]])
+        do {
+            try LightweightMigration(storeURL: url, sourceModel: Self.old, destinationModel: new).run()
+            Issue.record("migrated")
+        } catch let error as StoreError {
+            #expect(error.code == .migrationFailed)
+            #expect(error.message.contains("CREATE UNIQUE INDEX Z_Note_UNIQUE_title"), "\(error.message)")
+        }
+        #expect(try TestSupport.snapshot(of: url.deletingLastPathComponent()) == before)
+        let old = try StoreSnapshot(storeAt: url, model: Self.old)
+        #expect(old.counts == populated.expected.counts)
+    }
+
+    @Test func historyIsCarriedOverAndRenumbered() throws {
+        let (url, _) = try Self.populated()
+        do {
+            var options = SQLiteStore.Options(readOnly: false)
+            options.persistentHistoryTracking = true
+            let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: try SQLiteStore(url: url, model: Self.old, options: options)))
+            let note = try context.insertObject(entityName: "Note")
+            try note.setValue("history", forKey: "title")
+            try context.save()
+        }
+        let new = try Self.new()
+        let store = try SQLiteStore(url: url, model: new, options: Self.migrating)
+        #expect(store.tracksPersistentHistory)
+        // Note was 1, is 2 (Album sorts first).
+        #expect(try store.connection.query("SELECT DISTINCT ZENTITY FROM ACHANGE").map { $0[0] } == [SQLValue.integer(2)])
+        #expect(try SchemaConformance.problems(connection: store.connection, model: new).isEmpty)
+    }
+
+    @Test func externalDataFilesAreKept() throws {
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Photo", attributes: [A(name: "title", type: .string), A(name: "image", type: .binaryData, allowsExternalBinaryDataStorage: true)])])
+        let new = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Album", attributes: [A(name: "name", type: .string)]),
+            EntityDescription(name: "Photo", attributes: [A(name: "caption", type: .string, renamingIdentifier: "title"), A(name: "image", type: .binaryData, allowsExternalBinaryDataStorage: true)]),
+        ])
+        let folder = try TestSupport.temporaryDirectory("migration")
+        let external = folder.appendingPathComponent(".Store_SUPPORT/_EXTERNAL_DATA")
+        var files: [String] = []
+        let outcome = try MigrationHarness.migrate(model, new, folder: folder, options: .init(objectsPerEntity: 4, externalBinaryDataSize: 200 * 1024)) { _ in
+            files = try FileManager.default.contentsOfDirectory(atPath: external.path).sorted()
+        }
+        #expect(!files.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: external.path).sorted() == files)
+        #expect(outcome.result.plan.rebuiltTables == ["ZPHOTO"])
+    }
+
+    @Test func anIOErrorMidMigrationLeavesTheOldStore() throws {
+        let new = try Self.new()
+        for nth in [1, 3, 6] {
+            let (url, populated) = try Self.populated()
+            let vfs = try FaultyVFS()
+            vfs.arm(.write, nth: nth, code: 10 /* SQLITE_IOERR */, sticky: true)
+            do {
+                try LightweightMigration(storeURL: url, sourceModel: Self.old, destinationModel: new, vfsName: vfs.name).run()
+                Issue.record("migrated despite write fault \(nth)")
+            } catch let error as StoreError {
+                #expect(error.code == .migrationFailed || error.code == .cannotOpen, "\(error)")
+            }
+            vfs.disarm()
+            let old = try StoreSnapshot(storeAt: url, model: Self.old)
+            #expect(old.differences(from: populated.expected).isEmpty, "write fault \(nth)")
+        }
+    }
+}
