@@ -226,5 +226,5 @@ enum SQLName {
 
     /// Words that cannot be bare column or table names (Core Data's names start with `Z`, so
     /// only the odd model can hit one).
-    static let keywords: Set<String> = ["ZEROBLOB", "ORDER", "GROUP", "SELECT", "TABLE", "INDEX", "WHERE", "FROM", "KEY", "PRIMARY", "DEFAULT", "REFLEXIVE_"]
+    static let keywords: Set<String> = ["ZEROBLOB", "ORDER", "GROUP", "SELECT", "TABLE", "INDEX", "WHERE", "FROM", "KEY", "PRIMARY", "DEFAULT"]
 }
