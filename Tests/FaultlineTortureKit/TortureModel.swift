@@ -51,6 +51,29 @@ public enum TortureModel {
         ])
     }
 
+    /// The next version of ``model()`` for the migration kill test: a new entity `Archive`
+    /// that sorts first (every entity number moves up by one, join tables and `Z<n>` columns
+    /// are renamed), `Member.rank` added with a default (in place), `Note.text` dropped and
+    /// `Note.title` added (the table is rebuilt).
+    public static func migratedModel() throws -> ManagedObjectModel {
+        let old = try model()
+        var entities = old.entities.map { entity -> EntityDescription in
+            EntityDescription(
+                name: entity.name, attributes: entity.declaredAttributes, relationships: entity.declaredRelationships)
+        }
+        for i in entities.indices {
+            if entities[i].name == "Member" {
+                entities[i] = EntityDescription(
+                    name: "Member", attributes: entities[i].declaredAttributes + [AttributeDescription(name: "rank", type: .integer64, isOptional: false, defaultValueString: "7")],
+                    relationships: entities[i].declaredRelationships)
+            } else if entities[i].name == "Note" {
+                entities[i] = EntityDescription(name: "Note", attributes: [AttributeDescription(name: "title", type: .string)], relationships: entities[i].declaredRelationships)
+            }
+        }
+        entities.insert(EntityDescription(name: "Archive", attributes: [AttributeDescription(name: "name", type: .string)]), at: 0)
+        return try ManagedObjectModel(entities: entities)
+    }
+
     /// Opens (creating when missing) a store for writing, with persistent history.
     public static func open(_ url: URL) throws -> ManagedObjectContext {
         let store = try SQLiteStore(

@@ -7,6 +7,11 @@
 //       and ends during the save). With FAULTLINE_TORTURE_KILL_AT=N it SIGKILLs itself at the
 //       Nth such event: a crash at an exact statement boundary. FAULTLINE_TORTURE_UNSAFE=1
 //       turns SQLite's journal off first (the negative control: kills then tear the store).
+//   migrate STORE
+//       migrates STORE (made with TortureModel.model()) to TortureModel.migratedModel() with
+//       LightweightMigration, prints "migrating" first and "migrated EVENTS" after (EVENTS:
+//       statements logged, BEGIN and COMMIT included). With FAULTLINE_TORTURE_KILL_AT=N it
+//       SIGKILLs itself just before the Nth statement runs.
 //   stress STORE WORKER WORKERS SAVES POLICY BARRIER_DIR
 //       SAVES times: fresh read, add this worker's weight to the shared counter, 1 to its own,
 //       move a member to another group, toggle a tag, save; a MergeConflictError is counted
@@ -102,6 +107,19 @@ do {
         try context.save()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         say("saved \(seconds) \(traceEvents)")
+
+    case "migrate":
+        let killAt = Int(ProcessInfo.processInfo.environment["FAULTLINE_TORTURE_KILL_AT"] ?? "") ?? 0
+        var statements = 0
+        let log = SQLLog(level: 1) { line in
+            guard line.hasPrefix("CoreData: sql: ") else { return }
+            statements += 1
+            if statements == killAt { raise(SIGKILL) }
+        }
+        let migration = try LightweightMigration(storeURL: storeURL, sourceModel: TortureModel.model(), destinationModel: TortureModel.migratedModel())
+        say("migrating")
+        try migration.run(log: log)
+        say("migrated \(statements)")
 
     case "stress":
         guard arguments.count == 7, let worker = Int(arguments[2]), let workers = Int(arguments[3]), let saves = Int(arguments[4]),

@@ -29,17 +29,36 @@ public final class SQLiteStore {
         /// for SQLite's own. For special file systems (`unix-dotfile` where POSIX locks do not
         /// work) and for tests that inject I/O faults; the files are the same either way.
         public var vfsName: String?
+        /// Core Data's `NSMigratePersistentStoresAutomaticallyOption`: with
+        /// ``inferMappingModelAutomatically`` and a writable open, a store made by another
+        /// version of the model is migrated in place when it opens (see
+        /// ``LightweightMigration``). False by default: such a store fails to open with
+        /// ``StoreError/Code/incompatibleModel`` (134100).
+        public var migratePersistentStoresAutomatically: Bool
+        /// Core Data's `NSInferMappingModelAutomaticallyOption`: the mapping from the store's
+        /// model to the new one is inferred (``InferredMapping``). Needed with
+        /// ``migratePersistentStoresAutomatically``; Faultline has no mapping model files.
+        public var inferMappingModelAutomatically: Bool
+        /// Models that may have made the store, tried (before the store's own `Z_MODELCACHE`)
+        /// when it needs migrating: the one whose version hashes are the store's is the source
+        /// model. Stores written before about 2019 have no model cache and need this.
+        public var migrationSourceModels: [ManagedObjectModel]
 
         /// Creates options; the default is read-only.
         public init(
             readOnly: Bool = true, createIfMissing: Bool = false, externalBinaryDataThreshold: Int = 128 * 1024,
-            persistentHistoryTracking: Bool = false, vfsName: String? = nil
+            persistentHistoryTracking: Bool = false, vfsName: String? = nil,
+            migratePersistentStoresAutomatically: Bool = false, inferMappingModelAutomatically: Bool = false,
+            migrationSourceModels: [ManagedObjectModel] = []
         ) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.externalBinaryDataThreshold = externalBinaryDataThreshold
             self.persistentHistoryTracking = persistentHistoryTracking
             self.vfsName = vfsName
+            self.migratePersistentStoresAutomatically = migratePersistentStoresAutomatically
+            self.inferMappingModelAutomatically = inferMappingModelAutomatically
+            self.migrationSourceModels = migrationSourceModels
         }
     }
 
@@ -165,14 +184,26 @@ public final class SQLiteStore {
         try CoreDataFunctions.register(on: connection, reports: triggerReports)
         var warnings: [String] = []
         if exists {
-            let (identifier, metadata, hashes) = try SQLiteStore.readMetadata(connection, path: path)
-            self.identifier = identifier
-            self.metadata = metadata
+            var (identifier, metadata, hashes) = try SQLiteStore.readMetadata(connection, path: path)
             let model: ManagedObjectModel
             switch resolution {
             case .given(let given):
                 model = given
                 self.modelSource = .given
+                if let storeHashes = hashes, !given.isCompatible(withStoreVersionHashes: storeHashes),
+                    options.migratePersistentStoresAutomatically, options.inferMappingModelAutomatically
+                {
+                    guard !options.readOnly, !connection.isReadOnly else {
+                        throw StoreError(
+                            .incompatibleModel,
+                            "the store was made by another version of the model and needs migrating, which needs a writable open (readOnly: false) with migratePersistentStoresAutomatically and inferMappingModelAutomatically; a read-only open never migrates",
+                            path: path)
+                    }
+                    let sourceModel = try SQLiteStore.migrationSource(connection: connection, storeHashes: storeHashes, candidates: options.migrationSourceModels, path: path)
+                    migrationResult = try LightweightMigration.migrate(
+                        connection: connection, mapping: given.inferredMapping(from: sourceModel), source: sourceModel, destination: given, path: path)
+                    (identifier, metadata, hashes) = try SQLiteStore.readMetadata(connection, path: path)
+                }
                 if let hashes {
                     try SQLiteStore.checkCompatibility(model: given, storeHashes: hashes, path: path)
                 }
@@ -214,6 +245,8 @@ public final class SQLiteStore {
             } else if modelSource == .inferred, !options.readOnly {
                 readOnlyReason = "the model was inferred from the store's tables, so saving could damage it: save refused, nothing was written (open the store with its model)"
             }
+            self.identifier = identifier
+            self.metadata = metadata
             self.model = model
             self.mapping = try SchemaMapping(model: model, reconciledWith: connection)
             warnings += mapping.reconciliationNotes.map { "\(path): \($0)" }
@@ -241,6 +274,29 @@ public final class SQLiteStore {
                 throw error
             }
         }
+    }
+
+    /// The migration that ran when the store opened (see
+    /// ``Options/migratePersistentStoresAutomatically``), or nil when none was needed.
+    public private(set) var migrationResult: LightweightMigration.Result?
+
+    /// The model that made a store needing migration: the first candidate, then the store's
+    /// `Z_MODELCACHE`, whose version hashes are the store's.
+    static func migrationSource(connection: Connection, storeHashes: [String: Data], candidates: [ManagedObjectModel], path: String) throws -> ManagedObjectModel {
+        if let found = candidates.first(where: { $0.isCompatible(withStoreVersionHashes: storeHashes) }) { return found }
+        var why = "it has no model cache (Z_MODELCACHE)"
+        do {
+            if let cached = try cachedModel(connection: connection, path: path) {
+                if cached.isCompatible(withStoreVersionHashes: storeHashes) { return cached }
+                why = "the model in its Z_MODELCACHE does not match its version hashes"
+            }
+        } catch let error as StoreError {
+            why = error.message
+        }
+        throw StoreError(
+            .missingSourceModel,
+            "cannot find the model that made the store, so it cannot be migrated: \(why), and none of the \(candidates.count) models in Options.migrationSourceModels has its version hashes",
+            path: path)
     }
 
     /// Problems found while opening that did not stop it: a store without version hashes, a
@@ -519,6 +575,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case readOnly = 513
         /// No model could be found for the store.
         case noModel = 134140
+        /// A migration failed; the store was left as it was (Core Data's
+        /// `NSMigrationError`, 134110).
+        case migrationFailed = 134110
+        /// The model that made the store could not be found, so it cannot be migrated (Core
+        /// Data's `NSMigrationMissingSourceModelError`, 134130).
+        case missingSourceModel = 134130
+        /// The mapping between the store's model and the new one cannot be inferred (Core
+        /// Data's `NSInferredMappingModelError`, 134190); the message lists why.
+        case inferredMappingFailed = 134190
     }
 
     /// The kind of problem.
