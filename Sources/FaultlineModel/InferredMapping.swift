@@ -5,7 +5,7 @@ import Foundation
 /// with every difference and whether Core Data can infer it.
 ///
 /// The mapping is pure and deterministic: it reads the two models only. An executor walks it
-/// destination-first: each ``EntityMapping`` gives a destination entity and the source
+/// destination-first: each ``InferredEntityMapping`` gives a destination entity and the source
 /// entity its rows come from (nil for a new entity), and for each destination attribute and
 /// relationship the source property its values come from (nil for a new one).
 ///
@@ -25,7 +25,7 @@ import Foundation
 /// ```
 public struct InferredMapping: Sendable, Hashable {
     /// One mapping per destination entity, sorted by destination entity name.
-    public let entityMappings: [EntityMapping]
+    public let entityMappings: [InferredEntityMapping]
     /// The source entities no destination entity maps from, sorted by name.
     public let removedEntities: [EntityDescription]
     /// Every change, entities sorted by name (removed ones among them), entity-level changes
@@ -52,12 +52,12 @@ public struct InferredMapping: Sendable, Hashable {
     public var requiresMigration: Bool { sourceVersionHashes != destinationVersionHashes }
 
     /// The mapping of a destination entity, by its destination name.
-    public func entityMapping(forDestination name: String) -> EntityMapping? {
+    public func entityMapping(forDestination name: String) -> InferredEntityMapping? {
         entityMappings.first { $0.destination.name == name }
     }
 
     /// The mapping fed by a source entity, by its source name; nil when the entity was removed.
-    public func entityMapping(forSource name: String) -> EntityMapping? {
+    public func entityMapping(forSource name: String) -> InferredEntityMapping? {
         entityMappings.first { $0.source?.name == name }
     }
 
@@ -66,7 +66,7 @@ public struct InferredMapping: Sendable, Hashable {
         self = MappingInference(source: source, destination: destination).run()
     }
 
-    init(entityMappings: [EntityMapping], removedEntities: [EntityDescription], changes: [ModelChange], sourceVersionHashes: [String: Data], destinationVersionHashes: [String: Data]) {
+    init(entityMappings: [InferredEntityMapping], removedEntities: [EntityDescription], changes: [ModelChange], sourceVersionHashes: [String: Data], destinationVersionHashes: [String: Data]) {
         self.entityMappings = entityMappings
         self.removedEntities = removedEntities
         self.changes = changes
@@ -76,7 +76,7 @@ public struct InferredMapping: Sendable, Hashable {
 }
 
 /// How one destination entity is fed: from which source entity, and property by property.
-public struct EntityMapping: Sendable, Hashable {
+public struct InferredEntityMapping: Sendable, Hashable {
     /// The destination entity (inheritance resolved).
     public let destination: EntityDescription
     /// The source entity its instances come from; nil for an entity new in the destination.
@@ -231,7 +231,7 @@ struct MappingInference {
         }
         let context = Context(source: source, destination: destination, sourceOf: sourceOf, destinationNameOf: destinationNameOf, propertyRenames: propertyRenames)
 
-        var mappings: [EntityMapping] = []
+        var mappings: [InferredEntityMapping] = []
         var listed: [(name: String, changes: [ModelChange])] = []
         for e in dEntities {
             guard let s = sourceOf[e.name], let pairs = matched[e.name] else {
@@ -248,7 +248,7 @@ struct MappingInference {
                     let added = ModelChange(.relationship(entity: e.name, name: r.name), .added)
                     relationships.append(RelationshipMapping(destination: r, source: nil, isInherited: !declared.contains(r.name), changes: [added]))
                 }
-                var mapping = EntityMapping(destination: e, source: nil, attributes: attributes, relationships: relationships, removedAttributes: [], removedRelationships: [], entityChanges: [changes[0]])
+                var mapping = InferredEntityMapping(destination: e, source: nil, attributes: attributes, relationships: relationships, removedAttributes: [], removedRelationships: [], entityChanges: [changes[0]])
                 mapping.changes = changes
                 mappings.append(mapping)
                 listed.append((e.name, changes))
@@ -315,7 +315,7 @@ struct MappingInference {
             return ModelChange(element, .added)
         }
 
-        func entityMapping(destination e: EntityDescription, source s: EntityDescription, attributePairs: [Int: Int], relationshipPairs: [Int: Int]) -> EntityMapping {
+        func entityMapping(destination e: EntityDescription, source s: EntityDescription, attributePairs: [Int: Int], relationshipPairs: [Int: Int]) -> InferredEntityMapping {
             let element = ModelChange.Element.entity(e.name)
             var entityChanges: [ModelChange] = []
             if s.name != e.name { entityChanges.append(ModelChange(element, .renamed(from: s.name))) }
@@ -391,7 +391,7 @@ struct MappingInference {
                 }
                 relationships.append(RelationshipMapping(destination: r, source: old, isInherited: !declared.contains(r.name), changes: changes))
             }
-            return EntityMapping(
+            return InferredEntityMapping(
                 destination: e, source: s, attributes: attributes, relationships: relationships,
                 removedAttributes: s.attributes.indices.filter { !matchedSourceAttributes.contains($0) }.map { s.attributes[$0] },
                 removedRelationships: s.relationships.indices.filter { !matchedSourceRelationships.contains($0) }.map { s.relationships[$0] },

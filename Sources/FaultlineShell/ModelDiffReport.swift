@@ -108,7 +108,7 @@ public enum ModelDiffReport {
         return d
     }
 
-    private static func status(_ m: EntityMapping) -> String {
+    private static func status(_ m: InferredEntityMapping) -> String {
         if m.source == nil { return "added" }
         if m.isRenamed { return "renamed" }
         if !m.changes.isEmpty || m.versionHashChanged { return "changed" }

@@ -411,7 +411,7 @@ extension ModelReport {
     /// The lines of ``differences(model:modelName:storeHashes:storeModel:)`` for one entity
     /// the store's model maps to the model: its own changes, then its attributes and
     /// relationships by name (`attribute color: only in the model (Integer 16)`).
-    static func propertyLines(_ m: EntityMapping) -> [String] {
+    static func propertyLines(_ m: InferredEntityMapping) -> [String] {
         var lines: [String] = []
         for c in m.entityChanges {
             if case .renamed(let old) = c.kind { lines.append("  renamed: \(old) in the store"); continue }
