@@ -6,7 +6,7 @@ import Foundation
 /// the words that may complete the word being typed — commands, entity names, key paths
 /// through relationships (`type.na` → `type.name`), predicate keywords and handles.
 enum Completer {
-    static let commands = ["fetch", "count", "show", "explain", "refresh"]
+    static let commands = ["fetch", "count", "show", "explain", "refresh", "migrate"]
     static let dotCommands = [".open", ".write", ".model", ".schema", ".history", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
                               ".stats", ".storm", ".read", ".output", ".once", ".log", ".raw", ".merge-policy", ".tables", ".indexes", ".print", ".show", ".bail",
                               ".help", ".quit"]

@@ -609,6 +609,9 @@ extension Shell {
         show $N                   every attribute, and each relationship with its fault state
         refresh $N                turn an object back into a fault
         explain fetch|count …     the SQL, bound values and SQLite's query plan, with hints
+        migrate [--to MODEL|VERSION] [--dry-run|--write]
+                                  Core Data's lightweight migration to another model version: the inferred
+                                  mapping and every statement; --dry-run runs it on a copy, --write on the store
         insert Entity [key = value, …]   a new object (needs a store opened with --write)
         set $N.key = value        change an attribute or a to-one (value: "text", 12, 1.5, true, nil, $M)
         add $M to $N.rel          add an object to a to-many relationship

@@ -62,6 +62,13 @@ public final class Shell {
         /// A warning for the person, printed once the session is open (a model replaced by
         /// the store's own, for example).
         var openingWarning: String?
+        /// The model the person asked for when it is a later version than the one that made the
+        /// store (the session uses the store's version): what `migrate` migrates to.
+        var newerModel: (model: ManagedObjectModel, source: String, name: String)?
+        /// How the session's model is named in messages: its file (and version), or the
+        /// store's cached model.
+        var modelLabel: String?
+        var modelName: String { modelLabel ?? modelPath ?? "the model cached in \(storePath)" }
         /// Names from this model for examples (worked out once).
         lazy var examples = Examples(model: coordinator.model, mapping: coordinator.store.mapping)
     }
@@ -188,8 +195,10 @@ public final class Shell {
                 if match.isExact, let versionModel = try? match.version.loadModel() {
                     let coordinator = try PersistentStoreCoordinator(model: versionModel, storeURL: storeURL, options: options)
                     let session = Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
+                    session.modelLabel = "\(source)@\(match.version.name)"
+                    session.newerModel = (model, source, "\(source)@\(versions.first(where: \.isCurrent)?.name ?? "current")")
                     session.openingWarning = "\(storePath): \(ModelDiffReport.versionMatch(match, modelName: source)) of \(source), not the current version\(current); using that version. "
-                        + "'faultline diff \(source)@\"\(match.version.name)\" \(source)' shows what changed"
+                        + "'faultline diff \(source)@\"\(match.version.name)\" \(source)' shows what changed" + Shell.migrationAdvice(from: versionModel, to: model)
                     return session
                 }
                 nearest = " No version of \(source) made the store (nearest: `\(match.version.name)`, \(match.differences.count) \(match.differences.count == 1 ? "entity differs" : "entities differ"))."
@@ -209,10 +218,32 @@ public final class Shell {
             }
             let coordinator = try PersistentStoreCoordinator(model: cached, storeURL: storeURL, options: options)
             let session = Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
+            session.newerModel = (model, source, source)
             session.openingWarning = "\(storePath) was made by another version of the model than \(source) (entities that differ: \(differing.joined(separator: ", "))); "
                 + "using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences" + nearest
+                + Shell.migrationAdvice(from: cached, to: model)
             return session
         }
+    }
+
+    /// The end of the opening warning: whether Core Data's lightweight migration can take the
+    /// store to the newer model, and how.
+    static func migrationAdvice(from old: ManagedObjectModel, to new: ManagedObjectModel) -> String {
+        let mapping = new.inferredMapping(from: old)
+        guard mapping.requiresMigration else { return "" }
+        guard mapping.isInferable else {
+            return ". Lightweight migration to it is not possible: \(mapping.problems.first ?? "")\(mapping.problems.count > 1 ? " (and \(mapping.problems.count - 1) more; 'migrate' lists them)" : "")"
+        }
+        return ". Lightweight migration to it is possible: 'migrate --dry-run' shows it and runs it on a copy, 'migrate --write' migrates the store"
+    }
+
+    /// Opens a store with a given model (after `migrate --write`).
+    static func openSession(storePath: String, model: ManagedObjectModel, modelName: String, writable: Bool) throws -> Session {
+        let options = SQLiteStore.Options(readOnly: !writable)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: storePath), options: options)
+        let session = Session(coordinator: coordinator, storePath: storePath, modelPath: nil)
+        session.modelLabel = modelName
+        return session
     }
 
     private func attach(_ session: Session) {
@@ -345,6 +376,7 @@ public final class Shell {
         case "show": try show(rest)
         case "explain": try explain(rest)
         case "refresh": try refresh(rest)
+        case "migrate": try migrate(rest)
         case "insert", "set", "add", "remove", "delete", "save", "rollback", "undo", "redo", "changes":
             try runChangeCommand(command, rest)
         default:

@@ -25,7 +25,8 @@ import Testing
         let result = try TestSupport.faultline([store.path, "--sql-debug", "0", "-c", "count Asset"])
         #expect(result.status == 0)
         #expect(result.stdout == "5\n")
-        #expect(result.stderr == "faultline: warning: \(store.path) was made by another version of the model than \(store.deletingLastPathComponent().appendingPathComponent("Inventory.xcdatamodeld").path) (entities that differ: Asset (changed)); using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences\n")
+        #expect(result.stderr == "faultline: warning: \(store.path) was made by another version of the model than \(store.deletingLastPathComponent().appendingPathComponent("Inventory.xcdatamodeld").path) (entities that differ: Asset (changed)); using the model cached in the store. Choose with --model PATH (another version) or --model-from-store; 'faultline schema STORE --model M' shows the differences. "
+            + "Lightweight migration to it is possible: 'migrate --dry-run' shows it and runs it on a copy, 'migrate --write' migrates the store\n")
         let fromStore = try TestSupport.faultline([store.path, "--model-from-store", "--sql-debug", "0", "-c", "count Asset"])
         #expect(fromStore.status == 0 && fromStore.stdout == "5\n" && fromStore.stderr.isEmpty)
     }
