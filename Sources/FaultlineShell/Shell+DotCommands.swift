@@ -618,6 +618,9 @@ extension Shell {
         remove $M from $N.rel     take an object out of a to-many relationship
         delete $N                 delete an object (its delete rules apply)
         changes                   the unsaved inserts, updates and deletes
+        delete all Entity [where PREDICATE]   batch delete in SQL, delete rules applied (needs --write)
+        update all Entity set key = value, … [where PREDICATE]   batch update in SQL; a value may be an expression (key + 1)
+        insert all Entity from FILE.json|FILE.csv [policy error|ignore|upsert]   batch insert (import); duplicates of a uniqueness constraint fail, are ignored or update the stored row
         save                      write the changes in one transaction, as Core Data's SQL
         rollback                  drop every unsaved change
         undo                      take back the last change; redo puts it back

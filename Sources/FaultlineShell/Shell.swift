@@ -362,7 +362,7 @@ public final class Shell {
         }
         // Everything but a save reads in one read transaction, so the faults a command fires
         // share a snapshot and the shared lock (Core Data does the same around faulting).
-        if command != "save" {
+        if command != "save", !Shell.isBatchCommand(command, rest) {
             try context.withReadTransaction { try runObjectCommand(command, word: word, rest: rest, line: line) }
         } else {
             try runObjectCommand(command, word: word, rest: rest, line: line)
@@ -370,6 +370,7 @@ public final class Shell {
     }
 
     private func runObjectCommand(_ command: String, word: String, rest: String, line: String) throws {
+        if Shell.isBatchCommand(command, rest) { return try runBatchCommand(command, rest) }
         switch command {
         case "fetch": try fetch(FetchCommand.parse(rest, examples: examples))
         case "count": try count(FetchCommand.parse(rest, examples: examples))

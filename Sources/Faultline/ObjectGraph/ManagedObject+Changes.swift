@@ -151,9 +151,15 @@ extension ManagedObjectContext {
 enum AttributeValues {
     /// Converts `value` to the Swift type the attribute's values have, or throws.
     static func coerce(_ value: Any, to attribute: AttributeDescription, of object: ManagedObject) throws -> Any {
+        try coerce(value, to: attribute, entityName: object.entity.name, objectID: object.objectID)
+    }
+
+    /// ``coerce(_:to:of:)`` for a value that belongs to no object yet (a batch insert's row,
+    /// a batch update's constant): errors name the entity and, if given, the object.
+    static func coerce(_ value: Any, to attribute: AttributeDescription, entityName: String, objectID: ManagedObjectID?) throws -> Any {
         func mismatch(_ expected: String) -> ManagedObjectError {
             ManagedObjectError(
-                .typeMismatch, entity: object.entity.name, objectID: object.objectID, key: attribute.name,
+                .typeMismatch, entity: entityName, objectID: objectID, key: attribute.name,
                 "expected \(expected) for attribute type \(attribute.attributeType.xmlName), got \(type(of: value)) \(String(describing: value).prefix(40))")
         }
         func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {

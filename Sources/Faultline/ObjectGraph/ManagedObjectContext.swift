@@ -37,6 +37,10 @@ public final class ManagedObjectContext {
     public var mergePolicy: MergePolicy = .error
     /// Called after each successful save with the permanent IDs of what it wrote.
     public var didSave: ((SaveNotification) -> Void)?
+    /// Everything the last batch request run by this context changed in the store (its
+    /// own rows and those its delete rules reached), whatever its result type: ready for
+    /// ``mergeChanges(fromContextDidSave:)``.
+    public internal(set) var lastBatchChanges: SaveNotification?
     /// Whether user-level changes are recorded for ``undo()`` (default true).
     public var isUndoEnabled = true
     /// The context's name (`NSManagedObjectContext.name`): recorded as the context of each
