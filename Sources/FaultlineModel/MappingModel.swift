@@ -48,116 +48,116 @@ public struct MappingModel: Sendable, Hashable {
 }
 
 extension MappingModel {
-/// How one entity's instances map (`NSEntityMapping`).
-public struct EntityMapping: Sendable, Hashable {
-    /// `NSEntityMappingType`, with Apple's raw values.
-    public enum MappingType: Int, Sendable, Hashable, CustomStringConvertible {
-        /// `NSUndefinedEntityMappingType`.
-        case undefined = 0
-        /// `NSCustomEntityMappingType`: the migration policy does the work.
-        case custom = 1
-        /// `NSAddEntityMappingType`: a new entity; no source instances.
-        case add = 2
-        /// `NSRemoveEntityMappingType`: the source entity has no destination.
-        case remove = 3
-        /// `NSCopyEntityMappingType`: the entity did not change.
-        case copy = 4
-        /// `NSTransformEntityMappingType`: the entity changed; values go through the expressions.
-        case transform = 5
+    /// How one entity's instances map (`NSEntityMapping`).
+    public struct EntityMapping: Sendable, Hashable {
+        /// `NSEntityMappingType`, with Apple's raw values.
+        public enum MappingType: Int, Sendable, Hashable, CustomStringConvertible {
+            /// `NSUndefinedEntityMappingType`.
+            case undefined = 0
+            /// `NSCustomEntityMappingType`: the migration policy does the work.
+            case custom = 1
+            /// `NSAddEntityMappingType`: a new entity; no source instances.
+            case add = 2
+            /// `NSRemoveEntityMappingType`: the source entity has no destination.
+            case remove = 3
+            /// `NSCopyEntityMappingType`: the entity did not change.
+            case copy = 4
+            /// `NSTransformEntityMappingType`: the entity changed; values go through the expressions.
+            case transform = 5
 
-        public var description: String {
-            switch self {
-            case .undefined: "undefined"
-            case .custom: "custom"
-            case .add: "add"
-            case .remove: "remove"
-            case .copy: "copy"
-            case .transform: "transform"
+            public var description: String {
+                switch self {
+                case .undefined: "undefined"
+                case .custom: "custom"
+                case .add: "add"
+                case .remove: "remove"
+                case .copy: "copy"
+                case .transform: "transform"
+                }
             }
         }
+
+        /// The mapping's name (`ContinentToContinent`), which relationship expressions refer to.
+        public var name: String
+        /// The mapping type.
+        public var mappingType: MappingType
+        /// The source entity's name (nil for an add mapping).
+        public var sourceEntityName: String?
+        /// The source entity's version hash, when recorded (compiled models record it).
+        public var sourceEntityVersionHash: Data?
+        /// The destination entity's name (nil for a remove mapping).
+        public var destinationEntityName: String?
+        /// The destination entity's version hash, when recorded.
+        public var destinationEntityVersionHash: Data?
+        /// The expression giving the source instances, as format text; usually
+        /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "X",
+        /// "TRUEPREDICATE"), $manager.sourceContext, NO)`.
+        public var sourceExpression: String?
+        /// The migration policy class (`entityMigrationPolicyClassName`), nil when none is set.
+        public var entityMigrationPolicyClassName: String?
+        /// One mapping per destination attribute.
+        public var attributeMappings: [PropertyMapping]
+        /// One mapping per destination relationship.
+        public var relationshipMappings: [PropertyMapping]
+        /// The mapping's user info.
+        public var userInfo: [String: String]
+
+        /// A mapping made in code.
+        public init(
+            name: String, mappingType: MappingType, sourceEntityName: String?, destinationEntityName: String?,
+            sourceEntityVersionHash: Data? = nil, destinationEntityVersionHash: Data? = nil,
+            sourceExpression: String? = nil, entityMigrationPolicyClassName: String? = nil,
+            attributeMappings: [PropertyMapping] = [], relationshipMappings: [PropertyMapping] = [], userInfo: [String: String] = [:]
+        ) {
+            self.name = name
+            self.mappingType = mappingType
+            self.sourceEntityName = sourceEntityName
+            self.destinationEntityName = destinationEntityName
+            self.sourceEntityVersionHash = sourceEntityVersionHash
+            self.destinationEntityVersionHash = destinationEntityVersionHash
+            self.sourceExpression = sourceExpression
+            self.entityMigrationPolicyClassName = entityMigrationPolicyClassName
+            self.attributeMappings = attributeMappings
+            self.relationshipMappings = relationshipMappings
+            self.userInfo = userInfo
+        }
+
+        /// The format text of the source expression Core Data uses for all instances of an entity.
+        public static func defaultSourceExpression(entityName: String, predicate: String = "TRUEPREDICATE") -> String {
+            "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(quoted(entityName)), \(quoted(predicate))), $manager.sourceContext, NO)"
+        }
+
+        /// The policy class when it is custom code: set, and not `NSEntityMigrationPolicy` itself.
+        public var customPolicyClassName: String? {
+            guard let name = entityMigrationPolicyClassName?.trimmingCharacters(in: .whitespaces), !name.isEmpty,
+                name != "NSEntityMigrationPolicy"
+            else { return nil }
+            return name
+        }
+
+        /// An attribute mapping by destination attribute name.
+        public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }
+        /// A relationship mapping by destination relationship name.
+        public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
     }
 
-    /// The mapping's name (`ContinentToContinent`), which relationship expressions refer to.
-    public var name: String
-    /// The mapping type.
-    public var mappingType: MappingType
-    /// The source entity's name (nil for an add mapping).
-    public var sourceEntityName: String?
-    /// The source entity's version hash, when recorded (compiled models record it).
-    public var sourceEntityVersionHash: Data?
-    /// The destination entity's name (nil for a remove mapping).
-    public var destinationEntityName: String?
-    /// The destination entity's version hash, when recorded.
-    public var destinationEntityVersionHash: Data?
-    /// The expression giving the source instances, as format text; usually
-    /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "X",
-    /// "TRUEPREDICATE"), $manager.sourceContext, NO)`.
-    public var sourceExpression: String?
-    /// The migration policy class (`entityMigrationPolicyClassName`), nil when none is set.
-    public var entityMigrationPolicyClassName: String?
-    /// One mapping per destination attribute.
-    public var attributeMappings: [PropertyMapping]
-    /// One mapping per destination relationship.
-    public var relationshipMappings: [PropertyMapping]
-    /// The mapping's user info.
-    public var userInfo: [String: String]
+    /// How one destination property gets its value (`NSPropertyMapping`).
+    public struct PropertyMapping: Sendable, Hashable {
+        /// The destination property's name.
+        public var name: String
+        /// The value expression as format text (`$source.firstName`); nil leaves the property
+        /// at its default value.
+        public var valueExpression: String?
+        /// The mapping's user info.
+        public var userInfo: [String: String]
 
-    /// A mapping made in code.
-    public init(
-        name: String, mappingType: MappingType, sourceEntityName: String?, destinationEntityName: String?,
-        sourceEntityVersionHash: Data? = nil, destinationEntityVersionHash: Data? = nil,
-        sourceExpression: String? = nil, entityMigrationPolicyClassName: String? = nil,
-        attributeMappings: [PropertyMapping] = [], relationshipMappings: [PropertyMapping] = [], userInfo: [String: String] = [:]
-    ) {
-        self.name = name
-        self.mappingType = mappingType
-        self.sourceEntityName = sourceEntityName
-        self.destinationEntityName = destinationEntityName
-        self.sourceEntityVersionHash = sourceEntityVersionHash
-        self.destinationEntityVersionHash = destinationEntityVersionHash
-        self.sourceExpression = sourceExpression
-        self.entityMigrationPolicyClassName = entityMigrationPolicyClassName
-        self.attributeMappings = attributeMappings
-        self.relationshipMappings = relationshipMappings
-        self.userInfo = userInfo
+        /// A property mapping.
+        public init(name: String, valueExpression: String?, userInfo: [String: String] = [:]) {
+            self.name = name
+            self.valueExpression = valueExpression
+            self.userInfo = userInfo
+        }
     }
-
-    /// The format text of the source expression Core Data uses for all instances of an entity.
-    public static func defaultSourceExpression(entityName: String, predicate: String = "TRUEPREDICATE") -> String {
-        "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(quoted(entityName)), \(quoted(predicate))), $manager.sourceContext, NO)"
-    }
-
-    /// The policy class when it is custom code: set, and not `NSEntityMigrationPolicy` itself.
-    public var customPolicyClassName: String? {
-        guard let name = entityMigrationPolicyClassName?.trimmingCharacters(in: .whitespaces), !name.isEmpty,
-            name != "NSEntityMigrationPolicy"
-        else { return nil }
-        return name
-    }
-
-    /// An attribute mapping by destination attribute name.
-    public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }
-    /// A relationship mapping by destination relationship name.
-    public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
-}
-
-/// How one destination property gets its value (`NSPropertyMapping`).
-public struct PropertyMapping: Sendable, Hashable {
-    /// The destination property's name.
-    public var name: String
-    /// The value expression as format text (`$source.firstName`); nil leaves the property
-    /// at its default value.
-    public var valueExpression: String?
-    /// The mapping's user info.
-    public var userInfo: [String: String]
-
-    /// A property mapping.
-    public init(name: String, valueExpression: String?, userInfo: [String: String] = [:]) {
-        self.name = name
-        self.valueExpression = valueExpression
-        self.userInfo = userInfo
-    }
-}
 
 }
 
