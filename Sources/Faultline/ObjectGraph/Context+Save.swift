@@ -116,6 +116,7 @@ extension ManagedObjectContext {
         try validatePendingChanges()
         var overwrite: Set<ObjectIdentifier> = []
         var attempts = 0
+        var constraintMerges = 0
         while true {
             attempts += 1
             let plan: SavePlan
@@ -132,6 +133,12 @@ extension ManagedObjectContext {
             } catch {
                 // Nothing was committed: the files written for it name no row.
                 store.removeExternalFiles(plan.externalWrites.map(\.name))
+                if let conflict = error as? ConstraintConflictError, mergePolicy != .error, constraintMerges < touched.count + 1,
+                    try resolveConstraintConflict(conflict)
+                {
+                    constraintMerges += 1
+                    continue
+                }
                 guard let found = error as? ConflictsFound else { throw error }
                 try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
                 continue
@@ -608,6 +615,48 @@ extension ManagedObjectContext {
     }
 
     // MARK: Conflicts
+
+    /// Resolves a uniqueness-constraint conflict of a new object as Core Data's merge policies
+    /// do (`NSMergePolicy` with `NSConstraintConflict`): the new object and the object that
+    /// already holds the values become one — the existing one. Under object trump and
+    /// overwrite the new object's values replace the existing one's; under store trump and
+    /// rollback the existing one's are kept. Either way the new object's relationships move to
+    /// the existing object (a to-one only where the existing one has none, under store trump
+    /// and rollback), so what pointed at the new object points at the existing one, and the
+    /// new object is not saved. Returns false for a conflict it does not resolve (a changed
+    /// stored object, rather than a new one), which then fails the save.
+    private func resolveConstraintConflict(_ conflict: ConstraintConflictError) throws -> Bool {
+        guard let duplicate = registeredObjects[conflict.objectID], duplicate.isInserted, !duplicate.isDeleted,
+            let existingID = conflict.conflictingObjectIDs.first(where: { $0 != conflict.objectID })
+        else { return false }
+        let existing = object(with: existingID)
+        guard existing !== duplicate, !existing.isDeleted else { return false }
+        if existing.isFault { try fireFault(existing) }
+        let newWins = mergePolicy == .mergeByPropertyObjectTrump || mergePolicy == .overwrite
+        if newWins {
+            for attribute in duplicate.entity.attributes where !attribute.isTransient && existing.entity.attribute(named: attribute.name) != nil {
+                guard let value = duplicate.value(forKey: attribute.name) else { continue }
+                try existing.setValue(value, forKey: attribute.name)
+            }
+        }
+        for relationship in duplicate.entity.relationships where existing.entity.relationship(named: relationship.name) != nil {
+            if relationship.isToMany {
+                let moving = duplicate.value(forKey: relationship.name) as? [ManagedObject] ?? []
+                let held = Set((existing.value(forKey: relationship.name) as? [ManagedObject] ?? []).map(ObjectIdentifier.init))
+                for destination in moving {
+                    try duplicate.removeObject(destination, fromRelationship: relationship.name)
+                    if !held.contains(ObjectIdentifier(destination)) { try existing.addObject(destination, toRelationship: relationship.name) }
+                }
+            } else if let destination = duplicate.value(forKey: relationship.name) as? ManagedObject {
+                try duplicate.setValue(nil, forKey: relationship.name)
+                if newWins || existing.value(forKey: relationship.name) == nil { try existing.setValue(destination, forKey: relationship.name) }
+            }
+        }
+        delete(duplicate)
+        try processPendingChanges()
+        try validatePendingChanges()
+        return true
+    }
 
     private func resolveConflicts(_ objects: [ManagedObject], overwrite: inout Set<ObjectIdentifier>, lastAttempt: Bool) throws {
         var rows: [(ManagedObject, StoreRow?)] = []
