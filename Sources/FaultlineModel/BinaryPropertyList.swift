@@ -5,7 +5,7 @@ import Foundation
 /// Unlike Foundation's `PropertyListSerialization`, this keeps keyed-archive object
 /// references (`CF$UID`) as their own case, ``uid(_:)``, so an `NSKeyedArchiver` archive can
 /// be walked exactly.
-public indirect enum PropertyListValue: Sendable, Hashable {
+package indirect enum PropertyListValue: Sendable, Hashable {
     /// A string (ASCII or UTF-16 in the file).
     case string(String)
     /// An integer (up to 64 bits; 128-bit values keep their low 64 bits).
@@ -28,13 +28,13 @@ public indirect enum PropertyListValue: Sendable, Hashable {
     case null
 
     /// The string, if this is a string.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
     /// The integer, if this is an integer (or a Boolean, as 0/1).
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .integer(let i): i
         case .bool(let b): b ? 1 : 0
@@ -43,19 +43,19 @@ public indirect enum PropertyListValue: Sendable, Hashable {
     }
 
     /// The dictionary, if this is a dictionary.
-    public var dictionaryValue: [String: PropertyListValue]? {
+    package var dictionaryValue: [String: PropertyListValue]? {
         if case .dictionary(let d) = self { return d }
         return nil
     }
 
     /// The array, if this is an array.
-    public var arrayValue: [PropertyListValue]? {
+    package var arrayValue: [PropertyListValue]? {
         if case .array(let a) = self { return a }
         return nil
     }
 
     /// The bytes, if this is data.
-    public var dataValue: Data? {
+    package var dataValue: Data? {
         if case .data(let d) = self { return d }
         return nil
     }
@@ -68,23 +68,23 @@ public indirect enum PropertyListValue: Sendable, Hashable {
 /// let plist = try BinaryPropertyList.parse(data)
 /// let hashes = plist.dictionaryValue?["NSStoreModelVersionHashes"]
 /// ```
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
     /// An error reading a property list.
-    public struct Error: Swift.Error, Sendable, CustomStringConvertible {
+    package struct Error: Swift.Error, Sendable, CustomStringConvertible {
         /// What is wrong.
-        public var message: String
-        public var description: String { message }
+        package var message: String
+        package var description: String { message }
     }
 
     /// Whether `data` starts with the binary property list header.
-    public static func isBinary(_ data: Data) -> Bool {
+    package static func isBinary(_ data: Data) -> Bool {
         data.count >= 8 && data.prefix(8).elementsEqual("bplist00".utf8)
     }
 
     /// Parses a binary (`bplist00`) or XML property list.
     ///
     /// - Throws: ``Error`` when the data is truncated, inconsistent or not a property list.
-    public static func parse(_ data: Data) throws -> PropertyListValue {
+    package static func parse(_ data: Data) throws -> PropertyListValue {
         if isBinary(data) {
             var reader = try Reader(bytes: [UInt8](data))
             return try reader.topObject()

@@ -17,7 +17,7 @@ import Foundation
 /// let blob = try ModelArchiver.modelCacheBlob(for: model)   // for Z_MODELCACHE.Z_CONTENT
 /// let back = try ManagedObjectModel(storeModelCacheBlob: blob)
 /// ```
-public enum ModelArchiver {
+package enum ModelArchiver {
     /// The keyed archive of a model.
     ///
     /// The archive is written directly, without Foundation's `NSKeyedArchiver`: every
@@ -29,14 +29,14 @@ public enum ModelArchiver {
     ///
     /// - Throws: never for a model built by ``ManagedObjectModel``; kept for callers that
     ///   treat archiving as fallible.
-    public static func archive(_ model: ManagedObjectModel) throws -> Data {
+    package static func archive(_ model: ManagedObjectModel) throws -> Data {
         var writer = KeyedArchiveWriter()
         let root = ModelGraphEncoder(model: model).encode(into: &writer)
         return writer.data(root: root)
     }
 
     /// The archive compressed as raw deflate, as `Z_MODELCACHE.Z_CONTENT` holds it.
-    public static func modelCacheBlob(for model: ManagedObjectModel) throws -> Data {
+    package static func modelCacheBlob(for model: ManagedObjectModel) throws -> Data {
         try Deflate.raw(try archive(model))
     }
 }

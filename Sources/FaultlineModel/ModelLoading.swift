@@ -32,6 +32,12 @@ extension ManagedObjectModel {
     @_spi(Fuzzing) public static func loadingXMLContents(_ data: Data, file: String = "contents") throws -> ManagedObjectModel {
         try XMLModelLoader.load(data: data, file: file)
     }
+
+    /// Parses bytes as a binary property list when they start like one (`bplist00`), and
+    /// drops the result; for the fuzz targets in `Fuzz/` (the reader itself is not API).
+    @_spi(Fuzzing) public static func parsingBinaryPropertyList(_ data: Data) {
+        if BinaryPropertyList.isBinary(data) { _ = try? BinaryPropertyList.parse(data) }
+    }
 }
 
 /// Picks the reader for a model path.

@@ -9,7 +9,7 @@ import Foundation
 /// hasher.update("abc".utf8)
 /// let digest: Data = hasher.finalize()   // ba7816bf…
 /// ```
-public struct SHA256Hasher: Sendable {
+package struct SHA256Hasher: Sendable {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -28,19 +28,19 @@ public struct SHA256Hasher: Sendable {
     private var length: UInt64 = 0
 
     /// Creates a hasher with an empty input.
-    public init() {
+    package init() {
         buffer.reserveCapacity(64)
     }
 
     /// The SHA-256 digest (32 bytes) of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> Data {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> Data {
         var h = SHA256Hasher()
         h.update(bytes)
         return h.finalize()
     }
 
     /// Appends bytes to the input.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let handled: Bool? = bytes.withContiguousStorageIfAvailable { input in
             updateContiguous(input)
             return true
@@ -77,7 +77,7 @@ public struct SHA256Hasher: Sendable {
     }
 
     /// Pads the input and returns the 32-byte digest.
-    public consuming func finalize() -> Data {
+    package consuming func finalize() -> Data {
         let bitLength = length &* 8
         var tail = buffer
         tail.append(0x80)
@@ -134,7 +134,7 @@ public struct SHA256Hasher: Sendable {
 }
 
 /// SHA-512 (FIPS 180-4); see ``SHA256Hasher``.
-public struct SHA512Hasher: Sendable {
+package struct SHA512Hasher: Sendable {
     private static let k: [UInt64] = [
         0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc, 0x3956c25bf348b538,
         0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118, 0xd807aa98a3030242, 0x12835b0145706fbe,
@@ -162,19 +162,19 @@ public struct SHA512Hasher: Sendable {
     private var length: UInt64 = 0
 
     /// Creates a hasher with an empty input.
-    public init() {
+    package init() {
         buffer.reserveCapacity(128)
     }
 
     /// The SHA-512 digest (64 bytes) of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> Data {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> Data {
         var h = SHA512Hasher()
         h.update(bytes)
         return h.finalize()
     }
 
     /// Appends bytes to the input.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let handled: Bool? = bytes.withContiguousStorageIfAvailable { input in
             updateContiguous(input)
             return true
@@ -211,7 +211,7 @@ public struct SHA512Hasher: Sendable {
     }
 
     /// Pads the input and returns the 64-byte digest.
-    public consuming func finalize() -> Data {
+    package consuming func finalize() -> Data {
         let bitLength = length &* 8
         var tail = buffer
         tail.append(0x80)

@@ -3,15 +3,14 @@
 // (`bplist00…`) or a `Z_MODELCACHE` blob; `ManagedObjectModel(storeModelCacheBlob:)` takes
 // both. A model that loads is also mapped onto tables and its version hashes are computed.
 import Faultline
+@_spi(Fuzzing) import FaultlineModel
 import Foundation
 import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCompiledModel(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = FuzzSupport.data(start, count)
-    if BinaryPropertyList.isBinary(data) {
-        _ = try? BinaryPropertyList.parse(data)
-    }
+    ManagedObjectModel.parsingBinaryPropertyList(data)
     guard let model = try? ManagedObjectModel(storeModelCacheBlob: data, source: "fuzz") else { return 0 }
     _ = model.entityVersionHashesByName
     _ = SchemaMapping(model: model).createStatements()

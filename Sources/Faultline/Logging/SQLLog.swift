@@ -28,7 +28,7 @@ public final class SQLLog {
 
     /// Starts logging a connection's events.
     @discardableResult
-    public func attach(to connection: Connection) -> Int {
+    package func attach(to connection: Connection) -> Int {
         self.connection = connection
         return connection.addTraceObserver { [weak self] event in self?.handle(event) }
     }

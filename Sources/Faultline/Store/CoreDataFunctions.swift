@@ -22,7 +22,7 @@ import Foundation
 public enum CoreDataFunctions {
     /// Registers the functions and collations on a connection; the trigger helpers append
     /// what the store's triggers report to `reports` (when given).
-    public static func register(on connection: Connection, reports: TriggerReports? = nil) throws {
+    package static func register(on connection: Connection, reports: TriggerReports? = nil) throws {
         // Called by triggers stored in the file (`Z_DA_` derived attributes, `ZT_` counters) as
         // `SELECT f('ZTABLE', Z_ENT, Z_PK, 'name', value) FROM …`: a row's value that the
         // trigger changed, so that objects in memory can follow. The name is the property

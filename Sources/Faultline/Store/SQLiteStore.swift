@@ -73,7 +73,7 @@ public final class SQLiteStore {
     /// `Z_PRIMARYKEY` rows checked) by the first save that records history.
     var historyTombstoneColumnsCache: [String]?
     /// The connection all statements go through.
-    public let connection: Connection
+    package let connection: Connection
     /// The model of the store's objects.
     public let model: ManagedObjectModel
     /// How the model maps onto the tables.

@@ -7,12 +7,12 @@ import Foundation
 /// Integers and Booleans are INTEGER; Float and Double REAL; Date is seconds since
 /// 2001-01-01 (whole seconds come back as INTEGER); String and URI TEXT; Binary, UUID
 /// (16 bytes) and Transformable BLOB; Decimal is stored as its text.
-public enum ValueCoding {
+package enum ValueCoding {
     /// Seconds between 1970-01-01 and 2001-01-01, Core Data's reference date.
-    public static let referenceDateOffset: Double = 978_307_200
+    package static let referenceDateOffset: Double = 978_307_200
 
     /// Decodes a column value for an attribute type; NULL gives nil.
-    public static func decode(_ value: SQLValue, as type: AttributeType) -> Any? {
+    package static func decode(_ value: SQLValue, as type: AttributeType) -> Any? {
         if case .null = value { return nil }
         switch type {
         case .integer16: return value.int64.map { Int16(truncatingIfNeeded: $0) }
@@ -55,7 +55,7 @@ public enum ValueCoding {
     }
 
     /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
-    public static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
+    package static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
         guard let value else { return .null }
         // The type the attribute holds first: one cast instead of a chain of them.
         switch type {
