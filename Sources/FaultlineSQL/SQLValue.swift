@@ -18,7 +18,7 @@ public enum SQLValue: Sendable, Hashable, CustomStringConvertible {
     public var isNull: Bool { if case .null = self { true } else { false } }
 
     /// The value as an integer, converting reals; nil for other classes.
-    /// SQLite's storage class codes, as ``Statement/storageClass(at:)`` returns them.
+    /// SQLite's storage class codes, as `Statement.storageClass(at:)` returns them.
     public static let integerStorageClass = SQLITE_INTEGER
     /// SQLite's code for REAL.
     public static let floatStorageClass = SQLITE_FLOAT

@@ -26,7 +26,7 @@ extension ValueCoding {
     ///
     /// - Throws: ``StoreError`` when the name is not a UUID (it could point outside the
     ///   folder) or the file cannot be read, naming the file.
-    public static func decodeExternalBinary(_ value: SQLValue, storeURL: URL?) throws -> Data? {
+    package static func decodeExternalBinary(_ value: SQLValue, storeURL: URL?) throws -> Data? {
         switch externalBinaryValue(value, storeURL: storeURL) {
         case let reference as ExternalBinaryDataReference: return try reference.load()
         case let data as Data: return data
@@ -38,7 +38,7 @@ extension ValueCoding {
     /// file: the bytes behind `0x01` (or the column as it is, without a marker), or an
     /// ``ExternalBinaryDataReference`` for `0x02` + a name, whose file is read when the
     /// value is asked for (as Core Data does).
-    public static func externalBinaryValue(_ value: SQLValue, storeURL: URL?) -> Any? {
+    package static func externalBinaryValue(_ value: SQLValue, storeURL: URL?) -> Any? {
         guard case .blob(let data) = value else { return decode(value, as: .binaryData) as? Data }
         guard let first = data.first, let marker = ExternalMarker(rawValue: first) else { return data }
         switch marker {
@@ -56,7 +56,7 @@ extension ValueCoding {
 
     /// Encodes bytes for a Binary attribute with "Allows External Storage", kept inline
     /// (`0x01` + the bytes).
-    public static func encodeExternalBinaryInline(_ data: Data?) -> SQLValue {
+    package static func encodeExternalBinaryInline(_ data: Data?) -> SQLValue {
         guard let data else { return .null }
         return .blob(Data([ExternalMarker.inline.rawValue]) + data)
     }
