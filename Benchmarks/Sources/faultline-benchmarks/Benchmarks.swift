@@ -87,6 +87,7 @@ final class Benchmarks {
             try harness.run("fetch", rounds: rounds, rows: rows + ", every value read", variants: [
                 Variant(name: "raw C") { try Raw.fetch(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.fetch(queue) },
+                Variant(name: "GRDB by index") { try GRDBBench.fetchByIndex(queue) },
                 Variant(name: "Faultline") { try self.faultline.fetch(coordinator) },
             ])
         }

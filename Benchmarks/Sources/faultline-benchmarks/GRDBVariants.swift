@@ -59,6 +59,26 @@ struct OwnerRecord: FetchableRecord, PersistableRecord {
     var check: Int64 { Int64(name.utf8.count) &+ rank }
 }
 
+/// The same row decoded by column index (`row[0]`), GRDB's fastest documented record path:
+/// the peer to beat (issue "Speed", item 1).
+struct IndexedItemRecord: FetchableRecord, TableRecord {
+    static let databaseTableName = "ZITEM"
+    static var databaseSelection: [any SQLSelectable] {
+        [Column("Z_PK"), Column("Z_OPT"), Column("Z_ENT"), Column("ZQUANTITY"), Column("ZSCORE"), Column("ZNAME"), Column("ZCREATED"), Column("ZFLAG")]
+    }
+    var id: Int64
+    var version: Int64
+    var entity: Int64
+    var values: ItemValues
+
+    init(row: Row) throws {
+        id = row[0]
+        version = row[1]
+        entity = row[2]
+        values = ItemValues(quantity: row[3], score: row[4], name: row[5], created: Date(timeIntervalSinceReferenceDate: row[6]), flag: row[7])
+    }
+}
+
 /// The GRDB variants: a `DatabaseQueue` per store, reused across rounds.
 enum GRDBBench {
     static func open(_ path: String) throws -> DatabaseQueue {
@@ -68,6 +88,28 @@ enum GRDBBench {
     static func fetch(_ queue: DatabaseQueue) throws -> Sample {
         try time {
             try queue.read { db in try ItemRecord.fetchAll(db).reduce(0) { $0 &+ $1.values.check } }
+        }
+    }
+
+    static func fetchByIndex(_ queue: DatabaseQueue) throws -> Sample {
+        try time {
+            try queue.read { db in try IndexedItemRecord.fetchAll(db).reduce(0) { $0 &+ $1.values.check } }
+        }
+    }
+
+    /// Plain rows, values read by index into a dictionary-free tuple: GRDB's `Row` path, the
+    /// peer of a dictionary-result fetch.
+    static func fetchRows(_ queue: DatabaseQueue) throws -> Sample {
+        try time {
+            try queue.read { db in
+                var check: Int64 = 0
+                let rows = try Row.fetchCursor(db, sql: "SELECT ZQUANTITY, ZSCORE, ZNAME, ZCREATED, ZFLAG FROM ZITEM")
+                while let row = try rows.next() {
+                    let values = ItemValues(quantity: row[0], score: row[1], name: row[2], created: Date(timeIntervalSinceReferenceDate: row[3]), flag: row[4])
+                    check &+= values.check
+                }
+                return check
+            }
         }
     }
 
