@@ -174,7 +174,10 @@ extension Shell {
         let after = try Shell.objectCounts(storeURL: migration.storeURL, model: destination)
         let reopened = try Shell.openSession(storePath: session.storePath, model: destination, modelName: destinationName, writable: writable)
         replaceSession(reopened)
-        let total = { (counts: [String: Int]) in counts.values.reduce(0, +) }
-        results.write("migrated \(session.storePath) to \(destinationName): \(result.plan.statements.count) statements in one transaction; \(total(before)) objects before, \(total(after)) after; the session now uses the new model and handles start again at $1")
+        let total = { (counts: [String: Int]) -> String in
+            let n = counts.values.reduce(0, +)
+            return "\(n) \(n == 1 ? "object" : "objects")"
+        }
+        results.write("migrated \(session.storePath) to \(destinationName): \(result.plan.statements.count) statements in one transaction; \(total(before)) before, \(total(after)) after; the session now uses the new model and handles start again at $1")
     }
 }

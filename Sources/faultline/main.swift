@@ -9,7 +9,7 @@ struct FaultlineCommand: ParsableCommand {
         commandName: "faultline",
         abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
         version: Shell.version,
-        subcommands: [Open.self, Model.self, Schema.self, Diff.self],
+        subcommands: [Open.self, Model.self, Schema.self, Diff.self, Migrate.self],
         defaultSubcommand: Open.self
     )
 }
@@ -104,6 +104,60 @@ struct Open: ParsableCommand {
             return candidate.path
         }
         throw ValidationError("no STORE given and the demo store \(relative) was not found; name a store, or an in-memory one with --model")
+    }
+}
+
+/// `faultline migrate STORE [--model M] [--to MODEL|VERSION] [--dry-run | --write]`: the
+/// shell's `migrate` command, on its own.
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate a store to a later version of its model with Core Data's lightweight migration.",
+        discussion: """
+            Shows the inferred mapping (or why Core Data cannot infer one) and every SQL statement, in Core Data's
+            log format. Without --dry-run or --write nothing runs. --dry-run migrates a copy and counts the objects
+            before and after; --write migrates the store in one transaction (all or nothing). The target is --to
+            (a model file, a store, or a version name of the --model bundle), else the current version of --model.
+            The same as: faultline STORE --model M "migrate [--to …] [--dry-run|--write]".
+            """
+    )
+
+    @Argument(help: "The Core Data store (.sqlite) to migrate.")
+    var store: String
+
+    @Option(name: .long, help: "The model: a versioned .xcdatamodeld/.momd (its versions), or a later model (default: the one beside the store).")
+    var model: String?
+
+    @Option(name: .long, help: "The model or version to migrate to (default: the current version of --model).")
+    var to: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Migrate a copy and report the counts; the store is not touched.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Migrate the store itself.")
+    var write = false
+
+    @Option(name: .customLong("sql-debug"), help: "SQL log level 0–4 for the statements as they run.")
+    var sqlDebug: Int = 1
+
+    func validate() throws {
+        guard (0...4).contains(sqlDebug) else { throw ValidationError("--sql-debug must be from 0 to 4") }
+        if dryRun && write { throw ValidationError("--dry-run and --write exclude each other") }
+    }
+
+    func run() throws {
+        let shell: Shell
+        do {
+            shell = try Shell(storePath: store, modelPath: model, writable: false, sqlDebugLevel: sqlDebug, output: .standard)
+        } catch {
+            throw fail(error)
+        }
+        var command = "migrate"
+        if let to { command += " --to \"" + to.replacingOccurrences(of: "\"", with: "") + "\"" }
+        if dryRun { command += " --dry-run" }
+        if write { command += " --write" }
+        let status = ShellRunner.run(commands: [command], shell: shell, keepGoing: false)
+        let final = ShellRunner.finalStatus(status, reported: shell.standardStreamFailure != nil)
+        if final != 0 { throw ExitCode(final) }
     }
 }
 

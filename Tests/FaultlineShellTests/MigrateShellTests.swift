@@ -55,10 +55,16 @@ import Testing
             \(store) is unchanged; 'migrate --write' migrates it
             """), "\(plan.stdout)")
         #expect(try TestSupport.snapshot(of: folder) == before, "migrate and migrate --dry-run change no byte of the store")
+        // The same from the command line.
+        let command = try TestSupport.faultline(["migrate", store, "--model", bundle, "--dry-run", "--sql-debug", "0"])
+        #expect(command.status == 0 && command.stdout.contains("| Article | 2              | 2             |"), "\(command.stderr)")
+        let both = try TestSupport.faultline(["migrate", store, "--model", bundle, "--dry-run", "--write"])
+        #expect(both.status != 0 && both.stderr.contains("--dry-run and --write exclude each other"))
+        #expect(try TestSupport.snapshot(of: folder) == before)
 
         let write = try TestSupport.faultline([store, "--model", bundle, "--sql-debug", "1"], stdin: "migrate --write\nfetch Article sort by title")
         #expect(write.status == 0, "\(write.stderr)")
-        #expect(write.stdout.contains("migrated \(store) to \(bundle)@VersionedModel 4: 7 statements in one transaction; 3 objects before, 3 after"))
+        #expect(write.stdout.contains("migrated \(store) to \(bundle)@VersionedModel 4: 7 statements in one transaction; 3 objects before, 3 objects after"))
         #expect(write.stdout.hasSuffix("""
             +----+------------+--------+-------+
             | #  | authorName | body   | title |
