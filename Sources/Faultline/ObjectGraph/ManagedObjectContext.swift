@@ -76,8 +76,18 @@ public final class ManagedObjectContext {
     /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
     /// unsaved changes: deleted objects are left out, inserted objects of the entity that
     /// match the predicate are added, and changed objects are matched again in memory.
+    ///
+    /// A request for object IDs returns the objects of the IDs (see ``fetchObjectIDs(_:)``);
+    /// dictionary and count requests run through ``execute(_:)``.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         checkAccess()
+        switch request.resultType {
+        case .managedObject: break
+        case .managedObjectID: return try fetchObjectIDs(request).map { object(with: $0) }
+        case .dictionary, .count:
+            throw FetchError("fetch(_:) returns managed objects; run a \(request.resultType) request with execute(_:)")
+        }
+        try checkGrouping(request)
         let objects = try fetchFromStore(request)
         guard request.includesPendingChanges, !touched.isEmpty else { return objects }
         return try mergePendingChanges(into: objects, for: request)
@@ -86,6 +96,15 @@ public final class ManagedObjectContext {
     private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
         if parent != nil { return try fetchFromParent(request) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        if !request.includesPropertyValues {
+            // Only the keys (`SELECT 0, t0.Z_PK …`): the objects are faults.
+            let keys = try store.fetchObjectKeys(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + keys.count)
+            return (0..<keys.count).map { object(with: keys.id(at: $0)) }
+        }
+        if let properties = request.propertiesToFetch, request.fetchBatchSize <= 0 {
+            return try fetchPartialObjects(request, properties: properties)
+        }
         guard request.fetchBatchSize > 0 else {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
@@ -212,6 +231,8 @@ public final class ManagedObjectContext {
 
     /// Drops an object's values and pending changes: it loads again when next touched.
     func turnIntoFault(_ object: ManagedObject) {
+        object.partialKeys = nil
+        object.fetchedPropertyValues.removeAll()
         object.storage.removeAll()
         object.committed.removeAll()
         object.pendingToMany.removeAll()
