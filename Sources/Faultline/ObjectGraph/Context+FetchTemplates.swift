@@ -83,8 +83,8 @@ extension ManagedObjectContext {
         var request = try FetchRequest(template: FetchRequestTemplate(
             name: property.name, entityName: property.fetchRequest.entityName, fetchLimit: property.fetchRequest.fetchLimit,
             fetchBatchSize: 0, resultType: 0, includesSubentities: property.fetchRequest.includesSubentities,
-            includesPropertyValues: true, includesPendingChanges: property.fetchRequest.includesPendingChanges,
-            returnsObjectsAsFaults: true, returnsDistinctResults: false), substitutionVariables: [:], context: context)
+            includesPropertyValues: property.fetchRequest.includesPropertyValues, includesPendingChanges: property.fetchRequest.includesPendingChanges,
+            returnsObjectsAsFaults: property.fetchRequest.returnsObjectsAsFaults, returnsDistinctResults: false), substitutionVariables: [:], context: context)
         request.sortDescriptors = property.fetchRequest.sortDescriptors.map { FLSortDescriptor(key: $0.keyPath, ascending: $0.ascending) }
         if let format = property.fetchRequest.predicateFormat, !format.isEmpty {
             let parsed: FLPredicate
