@@ -39,6 +39,8 @@ extension PredicateSQL {
         var isAggregate: Bool
         /// Whether it is a plain key path (must be grouped when there is a `GROUP BY`).
         var isKeyPath: Bool
+        /// The key path of a plain key-path item (also when an expression description renames it).
+        var keyPath: String? = nil
 
         /// The text in the select list (no leading space).
         var selectText: String { piece.text.trimmingCharacters(in: .whitespaces) }
@@ -58,7 +60,7 @@ extension PredicateSQL {
         switch property {
         case .keyPath(let path):
             var item = try keyPathItem(path)
-            item.isKeyPath = true
+            if item.isKeyPath { item.keyPath = path }
             return item
         case .expression(let description):
             do {
@@ -142,6 +144,7 @@ extension PredicateSQL {
         }
         if case .keyPath(let path) = expression.node {
             var item = try keyPathItem(path)
+            if item.isKeyPath { item.keyPath = path }
             item.key = description.name
             if case .attribute = item.value { item.value = .computed(description.expressionResultType == .undefined ? item.attributeType : description.expressionResultType) }
             return item

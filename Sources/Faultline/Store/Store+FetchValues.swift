@@ -33,8 +33,8 @@ extension SQLiteStore {
         var groups: [PredicateSQL.SelectItem] = []
         if let groupBy = request.propertiesToGroupBy, !groupBy.isEmpty {
             for property in groupBy { groups.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
-            let grouped = Set(groupBy.map(\.name))
-            if let loose = items.first(where: { $0.isKeyPath && !grouped.contains($0.key) }) {
+            let grouped = Set(groups.map { $0.keyPath ?? $0.key })
+            if let loose = items.first(where: { $0.isKeyPath && !grouped.contains($0.keyPath ?? $0.key) }) {
                 throw FetchError(
                     "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions (\(loose.key) is neither)")
             }
