@@ -8,9 +8,8 @@ import Testing
 
 // Golden SQL of the result types, functions and grouping (`Documentation/Fetching.md` has the
 // sources). Seen in published SQLDebug logs:
-// - S-COUNT (fatbobman, "在 Core Data 中查询和使用 count 的若干方法", 2022,
-//   https://www.fatbobman.com/posts/countInCoreData/ ; English edition
-//   https://fatbobman.com/en/posts/countincoredata/):
+// - S-COUNT (fatbobman, "在 Core Data 中查询和使用 count 的若干方法", 2022, SQLDebug 1 logs,
+//   https://github.com/fatbobman/FatBlog/blob/2727484f56d086180484b2a0e1b76cab19626420/Content/posts/countInCoreData.md):
 //     SELECT t0.ZBIRTHOFYEAR, COUNT( t0.ZBIRTHOFYEAR) FROM ZITEM t0 GROUP BY  t0.ZBIRTHOFYEAR
 //     SELECT t0.ZBIRTHOFYEAR, COUNT( t0.ZBIRTHOFYEAR) AS __var0 FROM ZITEM t0 GROUP BY  t0.ZBIRTHOFYEAR HAVING __var0 > ?
 //     SELECT total( t0.ZATTACHMENTCOUNT) FROM ZITEM t0
