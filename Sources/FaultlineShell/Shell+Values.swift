@@ -235,11 +235,9 @@ extension Shell {
             return
         }
         statistics.fetchedEntity = entity
-        var request = try request(for: command.fetch)
+        let request = try request(for: command)
         switch command.kind {
         case .ids:
-            request.resultType = .managedObjectID
-            request.includesPropertyValues = false
             let ids = try context.fetchObjectIDs(request)
             let rows: [[Cell]] = ids.map { id in
                 let object = context.object(with: id)
@@ -249,11 +247,27 @@ extension Shell {
             table.hasHandleColumn = true
             printTable(table)
         case .properties:
-            for key in command.properties { try checkKeyPath(key, from: entity) }
             for key in command.fetch.show { try checkKeyPath(key, from: entity) }
-            request.propertiesToFetch = command.properties.map(FetchProperty.keyPath)
             let objects = try context.fetch(request)
             try printObjects(objects, entity: entity, keys: command.fetch.show.isEmpty ? command.properties : command.fetch.show)
+        case .values:
+            let rows = try context.fetchDictionaries(request)
+            let names = command.values.map(\.name)
+            printTable(ResultTable(headers: names, rows: rows.map { row in names.map { cell(row[$0]) } }))
+        }
+    }
+
+    /// The request of an `ids`, `values` or `properties` fetch (also for `explain fetch …`).
+    func request(for command: ValuesCommand) throws -> FetchRequest {
+        var request = try request(for: command.fetch)
+        guard let entity = session.model.entity(named: command.fetch.entity) else { return request }
+        switch command.kind {
+        case .ids:
+            request.resultType = .managedObjectID
+            request.includesPropertyValues = false
+        case .properties:
+            for key in command.properties { try checkKeyPath(key, from: entity) }
+            request.propertiesToFetch = command.properties.map(FetchProperty.keyPath)
         case .values:
             request.resultType = .dictionary
             request.propertiesToFetch = command.values.map { typed($0.property, in: entity) }
@@ -281,10 +295,8 @@ extension Shell {
                 having = ValuesCommand.markingVariables(computed, in: having)
                 request.havingPredicate = try parsePredicate(having, for: entity)
             }
-            let rows = try context.fetchDictionaries(request)
-            let names = command.values.map(\.name)
-            printTable(ResultTable(headers: names, rows: rows.map { row in names.map { cell(row[$0]) } }))
         }
+        return request
     }
 
     /// An aggregate typed by what it reads: `min`/`max` keep the attribute's type (a date

@@ -120,6 +120,18 @@ import Testing
         #expect(json.stdout == "[{\"max\":\"2026-11-16T18:45:30.500Z\",\"average\":7.125,\"count\":8,\"sum\":57}]\n", "\(json.stderr)")
     }
 
+    @Test func explainShowsTheDictionarySQLAndPlan() throws {
+        let result = try TestSupport.faultline([Self.recipes, "--sql-debug", "0"], stdin: """
+            explain fetch Recipe values type.name as type, count(*) as n group by type having n > 1
+            explain fetch Recipe ids limit 2
+            """)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "sql: SELECT t1.ZNAME, COUNT( t0.Z_PK) AS __var0 FROM ZRECIPE t0 LEFT OUTER JOIN ZRECIPETYPE t1 ON t0.ZTYPE = t1.Z_PK GROUP BY  t1.ZNAME HAVING __var0 > ?", "\(result.stderr)")
+        #expect(lines.contains("bind[0] = 1"))
+        #expect(lines.contains { $0.contains("USE TEMP B-TREE FOR GROUP BY") })
+        #expect(lines.contains("sql: SELECT 0, t0.Z_PK FROM ZRECIPE t0  LIMIT 2"))
+    }
+
     @Test func mistakesAreExplained() throws {
         // The shell stops at the first error of piped input: one run per mistake.
         let mistakes = [
