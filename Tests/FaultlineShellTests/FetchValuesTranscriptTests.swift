@@ -1,4 +1,5 @@
 import Faultline
+import FaultlineShell
 import FaultlineTestSupport
 import Foundation
 import Testing
@@ -130,6 +131,13 @@ import Testing
         #expect(lines.contains("bind[0] = 1"))
         #expect(lines.contains { $0.contains("USE TEMP B-TREE FOR GROUP BY") })
         #expect(lines.contains("sql: SELECT 0, t0.Z_PK FROM ZRECIPE t0  LIMIT 2"))
+    }
+
+    @Test func theNewClausesComplete() throws {
+        let shell = try ShellHarness(storePath: Self.recipes).shell
+        #expect(shell.completions(for: "fetch Recipe val") == ["values"])
+        #expect(shell.completions(for: "fetch Recipe values type.name, count(name) group") == ["group by"])
+        #expect(shell.completions(for: "fetch Recipe values type.na") == ["type.name"])
     }
 
     @Test func mistakesAreExplained() throws {
