@@ -248,6 +248,24 @@ struct FetchResultTypeTests {
         #expect(recipes[0].value(forKey: "name") as? String == "Beef Bourguignon")
     }
 
+    @Test func partialObjectsInBatchesLoadOnlyTheirColumns() throws {
+        let (context, statements, _) = try openSample("Recipes")
+        var request = FetchRequest(entityName: "Recipe")
+        request.propertiesToFetch = ["name"]
+        request.sortDescriptors = [FLSortDescriptor(key: "name")]
+        request.fetchBatchSize = 5
+        let recipes = try context.fetchResults(request)
+        #expect(recipes.count == 16)
+        #expect(recipes[0].value(forKey: "name") as? String == "Beef Bourguignon")
+        #expect(recipes[4].value(forKey: "name") as? String != nil)
+        #expect(statements.sql == [
+            "SELECT 0, t0.Z_PK FROM ZRECIPE t0 ORDER BY t0.ZNAME",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZNAME FROM ZRECIPE t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 5",
+        ])
+        #expect(recipes[0].value(forKey: "prepTime") as? String == "3 hours")
+        #expect(statements.sql.count == 3)
+    }
+
     @Test func invalidCombinationsSayWhy() throws {
         let (context, _, _) = try openSample("Recipes")
         var grouped = FetchRequest(entityName: "Recipe")

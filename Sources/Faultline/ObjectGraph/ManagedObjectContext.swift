@@ -126,7 +126,8 @@ public final class ManagedObjectContext {
     /// The keys of a batched fetch's objects, from the store (the first statement of it).
     func fetchBatch(_ request: FetchRequest) throws -> FaultBatch {
         FaultBatch(entityName: request.entityName, keys: try store.fetchObjectKeys(request), size: request.fetchBatchSize,
-                   prefetching: request.relationshipKeyPathsForPrefetching)
+                   prefetching: request.relationshipKeyPathsForPrefetching,
+                   properties: request.resultType == .managedObject ? request.propertiesToFetch : nil)
     }
 
     /// Loads the rows of a relationship key path's destinations for `sources`, one statement
@@ -193,9 +194,13 @@ public final class ManagedObjectContext {
             }
         }
         if !pending.isEmpty {
-            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size)
+            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size, properties: batch.properties)
+            let partialKeys = batch.properties.map { Set($0.map(\.name)) }
             for i in rows.indices {
-                if let object = pending[rows[i].objectID.primaryKey], object.isFault { fill(object, from: rows[i]) }
+                if let object = pending[rows[i].objectID.primaryKey], object.isFault {
+                    fill(object, from: rows[i])
+                    object.partialKeys = partialKeys
+                }
             }
             faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         }
@@ -392,12 +397,15 @@ final class FaultBatch {
     let keys: ObjectKeys
     let size: Int
     let prefetching: [String]
+    /// The properties each batch loads (a batched fetch of partial objects); nil for all.
+    let properties: [FetchProperty]?
 
-    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String]) {
+    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String], properties: [FetchProperty]? = nil) {
         self.entityName = entityName
         self.keys = keys
         self.size = size
         self.prefetching = prefetching
+        self.properties = properties
     }
 
     /// The indexes of the batch that holds `index`.
