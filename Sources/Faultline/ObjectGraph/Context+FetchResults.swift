@@ -68,7 +68,7 @@ extension ManagedObjectContext {
     /// The values are the store's: unsaved changes of the context are not included (see the
     /// type's discussion). A child context reads the store too.
     ///
-    /// - Throws: as ``execute(_:)``.
+    /// - Throws: as ``execute(_:)->FetchResult``.
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
         checkAccess()
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }

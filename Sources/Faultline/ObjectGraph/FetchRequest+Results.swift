@@ -68,7 +68,7 @@ public enum FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral, Custo
     }
 }
 
-/// What ``ManagedObjectContext/execute(_:)`` returns, by ``FetchRequest/resultType``.
+/// What ``ManagedObjectContext/execute(_:)->FetchResult`` returns, by ``FetchRequest/resultType``.
 public enum FetchResult {
     /// Managed objects.
     case objects([ManagedObject])

@@ -37,7 +37,7 @@ public struct FetchRequest: Sendable {
 
     /// What the fetch returns (`NSFetchRequest.resultType`): managed objects (the default),
     /// object IDs, dictionaries of values, or a count. Run requests of every type with
-    /// ``ManagedObjectContext/execute(_:)``; see `Documentation/Fetching.md` for the SQL of each.
+    /// ``ManagedObjectContext/execute(_:)->FetchResult``; see `Documentation/Fetching.md` for the SQL of each.
     public var resultType: FetchResultType = .managedObject
     /// The properties fetched (`NSFetchRequest.propertiesToFetch`): for dictionaries, the keys
     /// of each dictionary (attributes, to-one relationships as object IDs, `objectID`, key

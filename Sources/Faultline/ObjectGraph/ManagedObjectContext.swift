@@ -78,7 +78,7 @@ public final class ManagedObjectContext {
     /// match the predicate are added, and changed objects are matched again in memory.
     ///
     /// A request for object IDs returns the objects of the IDs (see ``fetchObjectIDs(_:)``);
-    /// dictionary and count requests run through ``execute(_:)``.
+    /// dictionary and count requests run through ``execute(_:)->FetchResult``.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         checkAccess()
         switch request.resultType {
