@@ -10,7 +10,7 @@ enum Completer {
     static let dotCommands = [".open", ".write", ".model", ".schema", ".history", ".sql", ".mode", ".headers", ".timer", ".echo", ".rows", ".faults",
                               ".stats", ".storm", ".read", ".output", ".once", ".log", ".raw", ".merge-policy", ".tables", ".indexes", ".print", ".show", ".bail",
                               ".help", ".quit"]
-    static let clauses = ["where", "sort by", "limit", "offset", "batch", "prefetch", "show"]
+    static let clauses = ["where", "sort by", "limit", "offset", "batch", "prefetch", "show"] + ValuesCommand.keywords
     static let predicateWords = ["AND", "OR", "NOT", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "IN", "BETWEEN",
                                  "ANY", "ALL", "NONE", "SOME", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE", "nil", "YES", "NO"]
 

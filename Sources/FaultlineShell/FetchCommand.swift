@@ -82,7 +82,7 @@ struct FetchCommand: Equatable {
     }
 
     /// Splits text at clause keywords that stand outside quotes and parentheses.
-    static func splitClauses(_ text: String) -> [(keyword: String?, text: String)] {
+    static func splitClauses(_ text: String, keywords: [String] = clauses) -> [(keyword: String?, text: String)] {
         var parts: [(keyword: String?, text: String)] = []
         var current = ""
         var keyword: String?
@@ -107,7 +107,7 @@ struct FetchCommand: Equatable {
             if c == ")" || c == "}" { depth -= 1 }
             if depth == 0, atWordBoundary(i) {
                 var matched: String?
-                for clause in clauses {
+                for clause in keywords {
                     let end = i + clause.count
                     guard end <= chars.count else { continue }
                     let word = String(chars[i..<end]).lowercased()

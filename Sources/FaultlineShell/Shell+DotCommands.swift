@@ -604,6 +604,10 @@ extension Shell {
     static let helpText = """
         fetch Entity [where PREDICATE] [sort by KEY [asc|desc], …] [limit N] [offset N] [batch N] [prefetch REL, …] [show KEY, …]
                                   fetch objects; each gets a handle $1, $2, …
+        fetch Entity ids [where …] [sort by …] [limit N]   object IDs only: handles, no values
+        fetch Entity [where …] values KEY|FUNC(KEY) [as NAME], … [group by KEY, …] [having PREDICATE] [distinct] [sort by …] [limit N]
+                                  values as rows; FUNC: count, sum, min, max, average; count(*)
+        fetch Entity … properties KEY, …   objects with only those properties loaded
         count Entity [where PREDICATE]   count objects
         $N  $N.key  $N.rel.key    an object, or a key path from it (touching a fault fires it)
         show $N                   every attribute, and each relationship with its fault state

@@ -284,8 +284,8 @@ extension Shell {
         guard word.lowercased() == "fetch" || word.lowercased() == "count" else {
             throw ShellError("explain works on a fetch, as in: explain fetch Inventory sort by date")
         }
-        let command = try FetchCommand.parse(fetchText, examples: examples)
-        let request = try request(for: command)
+        let request = try ValuesCommand.parse(fetchText, examples: examples).map { try self.request(for: $0) }
+            ?? self.request(for: FetchCommand.parse(fetchText, examples: examples))
         let store = coordinator.store
         let (sql, arguments) = try store.sqlForFetch(request)
         results.write("sql: \(sql)")

@@ -372,7 +372,7 @@ public final class Shell {
     private func runObjectCommand(_ command: String, word: String, rest: String, line: String) throws {
         if Shell.isBatchCommand(command, rest) { return try runBatchCommand(command, rest) }
         switch command {
-        case "fetch": try fetch(FetchCommand.parse(rest, examples: examples))
+        case "fetch": try fetchAnyResult(rest)
         case "count": try count(FetchCommand.parse(rest, examples: examples))
         case "show": try show(rest)
         case "explain": try explain(rest)

@@ -36,6 +36,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     @exclusivity(unchecked) var committed: ObjectValues
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
     var pendingToMany: [String: PendingToMany] = [:]
+    /// For an object fetched with ``FetchRequest/propertiesToFetch``: the properties loaded;
+    /// reading another loads the rest of the row. nil when the whole row is loaded.
+    var partialKeys: Set<String>?
+    /// The values of fetched properties read so far (object IDs by property name), kept
+    /// until the object is turned into a fault, as Core Data caches them.
+    var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
     /// Whether the object is deleted and the deletion is not saved yet.
@@ -67,6 +73,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         if isFault {
             try? context.fireFault(self)
         }
+        if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
         let layout = storage.layout
         guard let slot = layout.slot(of: key), !layout.hasDuplicateNames else { return valueByName(key, in: context) }
         switch layout.kinds[slot] {
@@ -95,6 +102,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         }
         if let reference = storage[key] as? ExternalBinaryDataReference {
             return context.loadExternalData(reference, forKey: key, of: self)
+        }
+        if let fetched = entity.fetchedProperties.first(where: { $0.name == key }) {
+            return (try? context.fetchedPropertyValue(fetched, of: self)) ?? []
         }
         return storage[key]
     }

@@ -80,8 +80,18 @@ public final class ManagedObjectContext {
     /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
     /// unsaved changes: deleted objects are left out, inserted objects of the entity that
     /// match the predicate are added, and changed objects are matched again in memory.
+    ///
+    /// A request for object IDs returns the objects of the IDs (see ``fetchObjectIDs(_:)``);
+    /// dictionary and count requests run through ``execute(_:)->FetchResult``.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         checkAccess()
+        switch request.resultType {
+        case .managedObject: break
+        case .managedObjectID: return try fetchObjectIDs(request).map { object(with: $0) }
+        case .dictionary, .count:
+            throw FetchError("fetch(_:) returns managed objects; run a \(request.resultType) request with execute(_:)")
+        }
+        try checkGrouping(request)
         let objects = try fetchFromStore(request)
         guard request.includesPendingChanges, !touched.isEmpty else { return objects }
         return try mergePendingChanges(into: objects, for: request)
@@ -90,6 +100,15 @@ public final class ManagedObjectContext {
     private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
         if parent != nil { return try fetchFromParent(request) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        if !request.includesPropertyValues {
+            // Only the keys (`SELECT 0, t0.Z_PK …`): the objects are faults.
+            let keys = try store.fetchObjectKeys(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + keys.count)
+            return (0..<keys.count).map { object(with: keys.id(at: $0)) }
+        }
+        if let properties = request.propertiesToFetch, request.fetchBatchSize <= 0 {
+            return try fetchPartialObjects(request, properties: properties)
+        }
         guard request.fetchBatchSize > 0 else {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
@@ -111,7 +130,8 @@ public final class ManagedObjectContext {
     /// The keys of a batched fetch's objects, from the store (the first statement of it).
     func fetchBatch(_ request: FetchRequest) throws -> FaultBatch {
         FaultBatch(entityName: request.entityName, keys: try store.fetchObjectKeys(request), size: request.fetchBatchSize,
-                   prefetching: request.relationshipKeyPathsForPrefetching)
+                   prefetching: request.relationshipKeyPathsForPrefetching,
+                   properties: request.resultType == .managedObject ? request.propertiesToFetch : nil)
     }
 
     /// Loads the rows of a relationship key path's destinations for `sources`, one statement
@@ -178,9 +198,13 @@ public final class ManagedObjectContext {
             }
         }
         if !pending.isEmpty {
-            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size)
+            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size, properties: batch.properties)
+            let partialKeys = batch.properties.map { Set($0.map(\.name)) }
             for i in rows.indices {
-                if let object = pending[rows[i].objectID.primaryKey], object.isFault { fill(object, from: rows[i]) }
+                if let object = pending[rows[i].objectID.primaryKey], object.isFault {
+                    fill(object, from: rows[i])
+                    object.partialKeys = partialKeys
+                }
             }
             faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         }
@@ -216,6 +240,8 @@ public final class ManagedObjectContext {
 
     /// Drops an object's values and pending changes: it loads again when next touched.
     func turnIntoFault(_ object: ManagedObject) {
+        object.partialKeys = nil
+        object.fetchedPropertyValues.removeAll()
         object.storage.removeAll()
         object.committed.removeAll()
         object.pendingToMany.removeAll()
@@ -375,12 +401,15 @@ final class FaultBatch {
     let keys: ObjectKeys
     let size: Int
     let prefetching: [String]
+    /// The properties each batch loads (a batched fetch of partial objects); nil for all.
+    let properties: [FetchProperty]?
 
-    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String]) {
+    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String], properties: [FetchProperty]? = nil) {
         self.entityName = entityName
         self.keys = keys
         self.size = size
         self.prefetching = prefetching
+        self.properties = properties
     }
 
     /// The indexes of the batch that holds `index`.

@@ -345,6 +345,7 @@ extension PredicateSQL {
         case .evaluatedObject:
             return .sql(Piece(" t0.Z_PK"), .object)
         case .variable(let name):
+            if let alias = selectAliases[name] { return .sql(Piece(alias), .number) }
             guard let base = variableBaseFor(name) else {
                 throw PredicateSQLError("Can't get value for '\(name)' in bindings (substitute variables before fetching)")
             }

@@ -67,6 +67,9 @@ public struct PredicateSQL {
     /// The aliases of the to-many joined last by an `ANY` (join table, destination, and the
     /// destination join still to add after a join table).
     var lastToMany: (joinAlias: String, destinationAlias: String, pending: (String, String, Bool)?)?
+    /// Variables a `HAVING` predicate may name, with the SQL alias of the value selected for
+    /// each (`count` → `__var0`); see `PredicateSQL+Select.swift`.
+    var selectAliases: [String: String] = [:]
 
     /// Creates a generator for fetches of one entity.
     /// - Throws: ``PredicateSQLError`` when the model has no such entity.

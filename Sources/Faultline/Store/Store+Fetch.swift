@@ -79,13 +79,23 @@ extension SQLiteStore {
     ///
     /// With `idsOnly`, selects only `Z_ENT` (or 0) and `Z_PK`, as Core Data's first statement of
     /// a batched fetch.
+    /// With `columns`, selects `0, t0.Z_PK, t0.Z_OPT` and those columns only (a fetch of
+    /// partial objects, ``FetchRequest/propertiesToFetch``).
     func selectSQL(
-        for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, idsOnly: Bool = false
+        for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, idsOnly: Bool = false,
+        columns: [SelectedColumn]? = nil
     ) throws -> (String, [SQLValue]) {
         var generator = try predicateSQL(for: request.entityName)
         let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
         let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
-        let list = idsOnly ? "\(entityColumn(for: entity)), t0.Z_PK" : columnList(for: entity)
+        let list: String
+        if idsOnly {
+            list = "\(entityColumn(for: entity)), t0.Z_PK"
+        } else if let columns {
+            list = "\(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+        } else {
+            list = columnList(for: entity)
+        }
         // One buffer, appended to in place.
         var sql = ""
         sql.reserveCapacity(list.utf8.count + (whereText?.utf8.count ?? 0) + (orderText?.utf8.count ?? 0) + generator.joins.utf8.count + 64)
@@ -128,7 +138,19 @@ extension SQLiteStore {
     /// The SELECT a fetch request runs and its bound values, without running it (for `explain`).
     public func sqlForFetch(_ request: FetchRequest) throws -> (sql: String, arguments: [SQLValue]) {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
-        return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: request.fetchBatchSize > 0)
+        switch request.resultType {
+        case .dictionary: return try dictionaryQuery(for: request).sqlAndArguments
+        case .count: return try countSQL(for: request)
+        case .managedObjectID where !request.includesPropertyValues:
+            return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: true)
+        default:
+            if !request.includesPropertyValues { return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: true) }
+            if request.resultType == .managedObject, let properties = request.propertiesToFetch {
+                let columns = try partialColumns(for: entity, properties: properties)
+                return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: request.fetchBatchSize > 0, columns: columns)
+            }
+            return try selectSQL(for: request, entity: entity, entityMapping: entityMapping, idsOnly: request.fetchBatchSize > 0)
+        }
     }
 
     /// SQLite's `EXPLAIN QUERY PLAN` for a statement: one line per step, indented by depth.
@@ -227,12 +249,12 @@ extension SQLiteStore {
 
     /// Runs a SELECT built by ``selectList(for:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
-    func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn]) throws -> [StoreRow] {
+    func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], variant: String = "") throws -> [StoreRow] {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var rows: [StoreRow] = []
-        let decoder = rowDecoder(for: entity, columns: columns)
+        let decoder = rowDecoder(for: entity, columns: columns, variant: variant)
         do {
             while try statement.step() {
                 rows.append(decodeRow(statement, with: decoder))
@@ -264,18 +286,9 @@ extension SQLiteStore {
     /// Counts the objects of a fetch.
     func count(_ request: FetchRequest) throws -> Int {
         let start = DispatchTime.now().uptimeNanoseconds
-        let (_, entityMapping) = try entityForFetch(request.entityName)
-        var generator = try predicateSQL(for: request.entityName)
-        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
-        var sql: String
-        if whereText == nil && generator.joins.isEmpty {
-            sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
-        } else {
-            sql = "SELECT COUNT(DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0" + generator.joins
-            if let whereText { sql += " WHERE " + whereText }
-        }
+        let (sql, arguments) = try countSQL(for: request)
         let statement = try connection.cachedStatement(sql)
-        try statement.bind(generator.arguments)
+        try statement.bind(arguments)
         var count = 0
         if try statement.step() { count = Int(statement.int64(at: 0)) }
         while try statement.step() {}
@@ -287,10 +300,27 @@ extension SQLiteStore {
         return count
     }
 
+    /// The `SELECT COUNT` of a count request and its bound values.
+    func countSQL(for request: FetchRequest) throws -> (String, [SQLValue]) {
+        let (_, entityMapping) = try entityForFetch(request.entityName)
+        var generator = try predicateSQL(for: request.entityName)
+        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        var sql: String
+        if whereText == nil && generator.joins.isEmpty {
+            sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
+        } else {
+            sql = "SELECT COUNT(DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0" + generator.joins
+            if let whereText { sql += " WHERE " + whereText }
+        }
+        return (sql, generator.arguments)
+    }
+
     /// A decoder for the rows of a SELECT of an entity's `columns` (after `Z_ENT` or 0, `Z_PK`,
     /// `Z_OPT`); make one per statement run.
-    func rowDecoder(for entity: EntityDescription, columns: [SelectedColumn]) -> RowDecoder {
-        RowDecoder(entity: entity, columns: columns, plan: decodePlan(for: entity, rowEntity: entity, columns: columns))
+    /// `variant` names a column list other than the entity's own (a partial fetch), so its
+    /// plans are cached apart.
+    func rowDecoder(for entity: EntityDescription, columns: [SelectedColumn], variant: String = "") -> RowDecoder {
+        RowDecoder(entity: entity, columns: columns, plan: decodePlan(for: entity, rowEntity: entity, columns: columns, variant: variant), variant: variant)
     }
 
     /// Decodes the statement's current row into the slots of the row's entity, by a plan
@@ -305,7 +335,7 @@ extension SQLiteStore {
                 if let cached = decoder.subentityPlans[number] {
                     plan = cached
                 } else if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
-                    plan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns)
+                    plan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns, variant: decoder.variant)
                     decoder.subentityPlans[number] = plan
                 }
             }
@@ -351,8 +381,8 @@ extension SQLiteStore {
     }
 
     /// The plan that decodes rows of `rowEntity` selected with an entity's `columns`.
-    func decodePlan(for entity: EntityDescription, rowEntity: EntityDescription, columns: [SelectedColumn]) -> DecodePlan {
-        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name)
+    func decodePlan(for entity: EntityDescription, rowEntity: EntityDescription, columns: [SelectedColumn], variant: String = "") -> DecodePlan {
+        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name, variant: variant)
         if let plan = decodePlanCache[key] { return plan }
         let layout = rowEntity.propertyLayout
         var steps: [DecodePlan.Step] = []
@@ -383,6 +413,8 @@ extension SQLiteStore {
 struct DecodePlanKey: Hashable {
     var entity: String
     var rowEntity: String
+    /// "" for the entity's own columns; the column list of a partial fetch otherwise.
+    var variant: String = ""
 }
 
 /// How to decode the rows of one entity: each selected column's slot and type.
@@ -446,12 +478,14 @@ final class RowDecoder {
     let entity: EntityDescription
     let columns: [SelectedColumn]
     let plan: DecodePlan
+    let variant: String
     var subentityPlans: [Int: DecodePlan] = [:]
 
-    init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan) {
+    init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan, variant: String = "") {
         self.entity = entity
         self.columns = columns
         self.plan = plan
+        self.variant = variant
     }
 }
 

@@ -33,14 +33,22 @@ extension SQLiteStore {
     }
 
     /// The rows of objects of one entity (and its sub-entities) by primary key, in one
-    /// statement: how a batched fetch loads each batch.
-    func fetchRows(entityName: String, primaryKeys: [Int64], limit: Int? = nil) throws -> [StoreRow] {
+    /// statement: how a batched fetch loads each batch. With `properties` (a batched fetch of
+    /// partial objects), only their columns after `0, t0.Z_PK, t0.Z_OPT`.
+    func fetchRows(entityName: String, primaryKeys: [Int64], limit: Int? = nil, properties: [FetchProperty]? = nil) throws -> [StoreRow] {
         let (entity, entityMapping) = try entityForFetch(entityName)
-        let columns = selectedColumns(for: entity)
-        var sql = selectList(for: entity) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
+        var columns = selectedColumns(for: entity)
+        var list = selectList(for: entity)
+        var variant = ""
+        if let properties {
+            columns = try partialColumns(for: entity, properties: properties)
+            list = "SELECT \(entityColumn(for: entity)), t0.Z_PK, t0.Z_OPT" + columns.map { ", t0.\($0.column)" }.joined()
+            variant = columns.map(\.column).joined(separator: ",")
+        }
+        var sql = list + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         if let limit { sql += "  LIMIT \(limit)" }
         return try withIntArray(primaryKeys) {
-            try selectRows(sql: sql, arguments: [], entity: entity, columns: columns)
+            try selectRows(sql: sql, arguments: [], entity: entity, columns: columns, variant: variant)
         }
     }
 

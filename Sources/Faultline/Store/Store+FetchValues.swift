@@ -1,0 +1,194 @@
+import FaultlineModel
+import FaultlinePredicate
+import FaultlineSQL
+import Foundation
+
+/// A dictionary fetch, compiled: its SQL, bound values and how to read each row.
+struct DictionaryQuery {
+    var sql: String
+    var arguments: [SQLValue]
+    var items: [PredicateSQL.SelectItem]
+
+    var sqlAndArguments: (String, [SQLValue]) { (sql, arguments) }
+}
+
+extension SQLiteStore {
+    /// Compiles a dictionary fetch:
+    /// `SELECT [DISTINCT ]<items> FROM ZT t0<joins>[ WHERE …][ GROUP BY  <groups>][ HAVING …][ ORDER BY …][  LIMIT n]`.
+    ///
+    /// - Throws: ``FetchError`` for unknown keys, a plain property beside `GROUP BY` that is
+    ///   not grouped, a `HAVING` without `GROUP BY`, and functions the store cannot compute.
+    func dictionaryQuery(for request: FetchRequest) throws -> DictionaryQuery {
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        var generator = try predicateSQL(for: request.entityName)
+        let properties = request.propertiesToFetch ?? Self.allProperties(of: entity)
+        guard !properties.isEmpty else { throw FetchError("a dictionary fetch of \(entity.name) needs propertiesToFetch") }
+        var items: [PredicateSQL.SelectItem] = []
+        for property in properties { items.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
+        var seen: Set<String> = []
+        for item in items where !seen.insert(item.key).inserted {
+            throw FetchError("propertiesToFetch names \(item.key) twice (each name is a key of the result dictionaries)")
+        }
+        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        var groups: [PredicateSQL.SelectItem] = []
+        if let groupBy = request.propertiesToGroupBy, !groupBy.isEmpty {
+            for property in groupBy { groups.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
+            let grouped = Set(groups.map { $0.keyPath ?? $0.key })
+            if let loose = items.first(where: { $0.isKeyPath && !grouped.contains($0.keyPath ?? $0.key) }) {
+                throw FetchError(
+                    "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions (\(loose.key) is neither)")
+            }
+        }
+        // Values the HAVING predicate names get an alias, in the order they are selected.
+        var aliases: [String: String] = [:]
+        var having: PredicateSQL.Piece?
+        if let predicate = request.havingPredicate {
+            guard !groups.isEmpty else { throw FetchError("a havingPredicate needs propertiesToGroupBy (HAVING filters groups)") }
+            let named = Self.variables(in: predicate)
+            for item in items where named.contains(item.key) { aliases[item.key] = "__var\(aliases.count)" }
+            generator.selectAliases = aliases
+            having = try translatingPredicateErrors { try generator.havingClause(predicate) }
+        }
+        let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
+        var sql = request.returnsDistinctResults ? "SELECT DISTINCT " : "SELECT "
+        sql += items.map { item in item.selectText + (aliases[item.key].map { " AS \($0)" } ?? "") }.joined(separator: ", ")
+        sql += " FROM \(entityMapping.table) t0" + generator.joins
+        if let whereText { sql += " WHERE " + whereText }
+        if !groups.isEmpty { sql += " GROUP BY " + groups.map(\.piece.text).joined(separator: ", ") }
+        if let having { sql += " HAVING " + having.text }
+        if let orderText { sql += " ORDER BY " + orderText }
+        if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 {
+            if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
+            sql += " OFFSET \(request.fetchOffset)"
+        }
+        let arguments = items.flatMap(\.piece.arguments) + generator.arguments + groups.flatMap(\.piece.arguments) + (having?.arguments ?? [])
+        return DictionaryQuery(sql: sql, arguments: arguments, items: items)
+    }
+
+    /// What a dictionary fetch without ``FetchRequest/propertiesToFetch`` returns: the
+    /// entity's stored attributes and to-one relationships, by name.
+    static func allProperties(of entity: EntityDescription) -> [FetchProperty] {
+        entity.attributes.filter { !$0.isTransient }.map(\.name).sorted().map(FetchProperty.keyPath)
+            + entity.relationships.filter { $0.isToOne && !$0.isTransient }.map(\.name).sorted().map(FetchProperty.keyPath)
+    }
+
+    /// The `$variables` a predicate names (outside subqueries).
+    static func variables(in predicate: FLPredicate) -> Set<String> {
+        var names: Set<String> = []
+        func visit(_ e: FLExpression, _ depth: Int) {
+            guard depth < FLNestingDepth.maximum else { return }
+            switch e.node {
+            case .variable(let name): names.insert(name)
+            case .function(_, let args), .aggregate(let args): args.forEach { visit($0, depth + 1) }
+            case .member(let base, _): visit(base, depth + 1)
+            default: break
+            }
+        }
+        func visit(_ p: FLPredicate, _ depth: Int) {
+            guard depth < FLNestingDepth.maximum else { return }
+            switch p.node {
+            case .constant: break
+            case .comparison(let c): visit(c.left, depth + 1); visit(c.right, depth + 1)
+            case .and(let items), .or(let items): items.forEach { visit($0, depth + 1) }
+            case .not(let inner): visit(inner, depth + 1)
+            }
+        }
+        visit(predicate, 0)
+        return names
+    }
+
+    /// Runs a dictionary fetch: one dictionary per row, keys by ``FetchProperty/name``, a
+    /// NULL leaving its key out. Logs the statement and Core Data's two annotations.
+    func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let query = try dictionaryQuery(for: request)
+        let statement = try connection.cachedStatement(query.sql)
+        try statement.bind(query.arguments)
+        var results: [[String: Any]] = []
+        do {
+            while try statement.step() {
+                var row: [String: Any] = [:]
+                row.reserveCapacity(query.items.count)
+                var column = 0
+                for item in query.items {
+                    if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
+                    column += item.columnCount
+                }
+                results.append(row)
+            }
+        } catch {
+            statement.reset()
+            throw error
+        }
+        let sqlSeconds = statement.elapsedSeconds
+        statement.reset()
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
+        return results
+    }
+
+    /// One selected value of a dictionary row (nil for NULL).
+    private func decodeSelected(_ kind: PredicateSQL.SelectedValue, _ statement: Statement, at column: Int, entityName: String) -> Any? {
+        if statement.isNull(at: column) { return nil }
+        switch kind {
+        case .attribute(let type):
+            return ValueCoding.decode(statement.value(at: column), as: type)
+        case .computed(let type):
+            let value = statement.value(at: column)
+            guard type != .undefined else {
+                switch value {
+                case .integer(let i): return i
+                case .real(let d): return d
+                case .text(let s): return s
+                case .blob(let b): return b
+                case .null: return nil
+                }
+            }
+            return ValueCoding.decode(value, as: type)
+        case .object(let destination, let entityColumn):
+            var name = destination
+            if entityColumn, !statement.isNull(at: column + 1), let actual = mapping.entityNames[Int(statement.int64(at: column + 1))] {
+                name = actual
+            }
+            return ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: column))
+        case .objectID(let entityColumn):
+            let key = statement.int64(at: entityColumn ? column + 1 : column)
+            var name = entityName
+            if entityColumn, let actual = mapping.entityNames[Int(statement.int64(at: column))] { name = actual }
+            return ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: key)
+        }
+    }
+
+    /// The columns of a partial fetch: those of the named attributes and to-one
+    /// relationships, in the entity's own column order.
+    ///
+    /// - Throws: ``FetchError`` for a name that is not a stored attribute or to-one of the entity.
+    func partialColumns(for entity: EntityDescription, properties: [FetchProperty]) throws -> [SelectedColumn] {
+        var names: Set<String> = []
+        for property in properties {
+            guard case .keyPath(let name) = property else {
+                throw FetchError("propertiesToFetch of a managed-object fetch cannot hold expression descriptions (\(property.name)); use the dictionary result type")
+            }
+            if name == "objectID" || name == "self" { continue }
+            if let attribute = entity.attribute(named: name), !attribute.isTransient { names.insert(name); continue }
+            if let relationship = entity.relationship(named: name), relationship.isToOne, !relationship.isTransient { names.insert(name); continue }
+            throw FetchError("propertiesToFetch of a managed-object fetch of \(entity.name) must name its stored attributes and to-one relationships; \(name) is not one")
+        }
+        return selectedColumns(for: entity).filter { column in
+            switch column.target {
+            case .attribute(let attribute): return names.contains(attribute.name)
+            case .toOne(let relationship, _): return names.contains(relationship.name)
+            }
+        }
+    }
+
+    /// Fetches the rows of partial objects: `SELECT 0, t0.Z_PK, t0.Z_OPT, <their columns> …`.
+    func fetchPartialRows(_ request: FetchRequest, properties: [FetchProperty]) throws -> [StoreRow] {
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        let columns = try partialColumns(for: entity, properties: properties)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping, columns: columns)
+        let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns, variant: columns.map(\.column).joined(separator: ","))
+        if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
+        return rows
+    }
+}
