@@ -76,7 +76,7 @@ extension ManagedObjectContext {
         let author = HistoryAuthor(author: transactionAuthor, bundleID: Bundle.main.bundleIdentifier ?? process, contextName: name, processID: process)
         let outcome: BatchOutcome
         do {
-            outcome = try store.connection.transaction(.exclusive) {
+            outcome = try store.withWriteTransaction {
                 let outcome = try body(store)
                 if store.tracksPersistentHistory, !outcome.history.isEmpty {
                     try store.recordHistory(outcome.history, by: author, key: \.primaryKey)

@@ -1,4 +1,3 @@
-import FaultlineSQL
 import Foundation
 
 extension ManagedObjectContext {
@@ -17,12 +16,6 @@ extension ManagedObjectContext {
     /// ```
     public func withReadTransaction<T>(_ body: () throws -> T) throws -> T {
         if parent != nil { return try body() }
-        return try coordinator.performAndWait {
-            let connection = store.connection
-            if connection.isInTransaction { return try body() }
-            try connection.untraced { try connection.executeScript("BEGIN DEFERRED") }
-            defer { try? connection.untraced { try connection.executeScript("COMMIT") } }
-            return try body()
-        }
+        return try coordinator.performAndWait { try store.withReadTransaction(body) }
     }
 }

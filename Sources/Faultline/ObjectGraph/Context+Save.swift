@@ -129,7 +129,7 @@ extension ManagedObjectContext {
             }
             _ = store.triggerReports.drain()
             do {
-                outcome = try store.connection.transaction(.exclusive) { try execute(plan) }
+                outcome = try store.withWriteTransaction { try execute(plan) }
             } catch {
                 // Nothing was committed: the files written for it name no row.
                 store.removeExternalFiles(plan.externalWrites.map(\.name))
@@ -425,35 +425,24 @@ extension ManagedObjectContext {
             }
         }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
-        // Consecutive rows of one table with one column list share a statement, looked up once.
-        var current: (table: String, columns: [String], statement: Statement)?
-        func statement(_ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
-            if let current, current.table == table, current.columns == columns { return current.statement }
-            let statement = try store.connection.cachedStatement(text(table, columns))
-            current = (table, columns, statement)
-            return statement
-        }
-        for insert in plan.inserts {
-            let statement = try statement(insert.table, insert.columns, store.insertSQL)
-            try statement.bind(insert.values.map(resolve))
-            do {
-                try statement.run()
-            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
-                throw constraintConflict(error, object: insert.object, table: insert.table, keys: keys)
-            }
+        do {
+            try store.insertRows(plan.inserts.map { SQLiteStore.RowWrite(table: $0.table, columns: $0.columns, values: $0.values.map(resolve)) })
+        } catch let violation as SQLiteStore.UniqueViolation {
+            let insert = plan.inserts[violation.index]
+            throw constraintConflict(violation.error, object: insert.object, table: insert.table, keys: keys)
         }
         var conflicts: [ManagedObject] = []
-        current = nil
-        for update in plan.updates {
-            let statement = try statement(update.table, update.columns, store.updateSQL)
-            let version = update.object.version
-            try statement.bind(update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
-            do {
-                try statement.run()
-            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
-                throw constraintConflict(error, object: update.object, table: update.table, keys: keys)
-            }
-            if store.connection.changes == 0 { conflicts.append(update.object) }
+        do {
+            let stale = try store.updateRows(plan.updates.map { update in
+                let version = update.object.version
+                return SQLiteStore.RowWrite(
+                    table: update.table, columns: update.columns,
+                    values: update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
+            })
+            conflicts += stale.map { plan.updates[$0].object }
+        } catch let violation as SQLiteStore.UniqueViolation {
+            let update = plan.updates[violation.index]
+            throw constraintConflict(violation.error, object: update.object, table: update.table, keys: keys)
         }
         for object in plan.deletes {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
@@ -500,7 +489,7 @@ extension ManagedObjectContext {
         let constraints = model.inheritanceChain(of: object.entity).flatMap(\.uniquenessConstraints)
         guard let constraint = constraints.first(where: { Set($0.compactMap(column)) == named }) else { return error }
         var values: [String: String] = [:]
-        var conditions: [String] = []
+        var columns: [String] = []
         var arguments: [SQLValue] = []
         for property in constraint {
             guard let name = column(property) else { return error }
@@ -515,14 +504,13 @@ extension ManagedObjectContext {
                 value = .null
                 values[property] = "nil"
             }
-            conditions.append("\(name) = ?")
+            columns.append(name)
             arguments.append(value)
         }
         let ownKey = object.objectID.isTemporaryID ? keys[object.objectID] ?? 0 : object.objectID.primaryKey
         var others: [ManagedObjectID] = []
-        let rows = (try? store.connection.query("SELECT Z_PK, Z_ENT FROM \(table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK != ?", arguments + [.integer(ownKey)])) ?? []
-        for row in rows {
-            guard let key = row[0].int64, let number = row[1].int64, let entityName = store.mapping.entityNames[Int(number)] else { continue }
+        for (key, number) in store.rowsHolding(table: table, columns: columns, values: arguments, except: ownKey) {
+            guard let entityName = store.mapping.entityNames[Int(number)] else { continue }
             // A row inserted earlier in this same save is named by its new object's ID.
             let newObject = keys.first { $0.value == key && $0.key.entityName == entityName }?.key
             others.append(newObject ?? ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: key))

@@ -141,7 +141,7 @@ extension ManagedObjectContext {
         do {
             return try reference.load()
         } catch {
-            store.connection.emit(.message(category: "error", text: "\(object.objectID.uriRepresentation) \(key): \(error)"))
+            store.emit(.message(category: "error", text: "\(object.objectID.uriRepresentation) \(key): \(error)"))
             return nil
         }
     }

@@ -336,12 +336,12 @@ public final class ManagedObjectContext {
         }
         guard let row = try store.fetchRow(for: object.objectID) else { return false }
         fill(object, from: row)
-        if store.connection.isTraced {
+        if store.isTraced {
             // Only when someone listens: describing the row costs more than fetching it.
             let uri = object.objectID.uriRepresentation
-            store.connection.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
+            store.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
             let values = row.description
-            store.connection.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
+            store.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
         }
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
         return true

@@ -109,6 +109,103 @@ extension SQLiteStore {
         return "UPDATE \(table) SET \(assignments) WHERE Z_PK = ? AND Z_OPT = ?"
     }
 
+    /// One row a save writes: its table, the columns set and their values (bound in order).
+    struct RowWrite {
+        var table: String
+        var columns: [String]
+        var values: [SQLValue]
+    }
+
+    /// A row SQLite refused on a unique index (`SQLITE_CONSTRAINT_UNIQUE`): which of the rows
+    /// handed over, and SQLite's error (it names the columns).
+    struct UniqueViolation: Error {
+        var index: Int
+        var error: SQLiteError
+    }
+
+    /// Consecutive rows of one table with one column list share a statement, looked up once.
+    private struct StatementRun {
+        var current: (table: String, columns: [String], statement: Statement)?
+
+        mutating func statement(_ store: SQLiteStore, _ row: RowWrite, _ text: (String, [String]) -> String) throws -> Statement {
+            if let current, current.table == row.table, current.columns == row.columns { return current.statement }
+            let statement = try store.connection.cachedStatement(text(row.table, row.columns))
+            current = (row.table, row.columns, statement)
+            return statement
+        }
+    }
+
+    /// Runs the INSERTs of a save, in order.
+    ///
+    /// - Throws: ``UniqueViolation`` naming the row a uniqueness constraint refused; other
+    ///   SQLite errors as they are.
+    func insertRows(_ rows: [RowWrite]) throws {
+        var run = StatementRun()
+        for (index, row) in rows.enumerated() {
+            let statement = try run.statement(self, row, insertSQL)
+            try statement.bind(row.values)
+            do {
+                try statement.run()
+            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
+                throw UniqueViolation(index: index, error: error)
+            }
+        }
+    }
+
+    /// Runs the optimistic-locking UPDATEs of a save (`values` of each row: the changed
+    /// columns', then the new version, the key and the version read); returns the indexes of
+    /// the rows whose version no longer matched (no row changed).
+    ///
+    /// - Throws: as ``insertRows(_:)``.
+    func updateRows(_ rows: [RowWrite]) throws -> [Int] {
+        var run = StatementRun()
+        var stale: [Int] = []
+        for (index, row) in rows.enumerated() {
+            let statement = try run.statement(self, row, updateSQL)
+            try statement.bind(row.values)
+            do {
+                try statement.run()
+            } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
+                throw UniqueViolation(index: index, error: error)
+            }
+            if connection.changes == 0 { stale.append(index) }
+        }
+        return stale
+    }
+
+    /// The rows of `table` (key and entity number) holding `values` in `columns`, other than
+    /// the row `except`: who already has the values a uniqueness constraint refused.
+    func rowsHolding(table: String, columns: [String], values: [SQLValue], except: Int64) -> [(primaryKey: Int64, entity: Int64)] {
+        let conditions = columns.map { "\($0) = ?" }.joined(separator: " AND ")
+        let rows = (try? connection.query("SELECT Z_PK, Z_ENT FROM \(table) WHERE \(conditions) AND Z_PK != ?", values + [.integer(except)])) ?? []
+        return rows.compactMap { row in
+            guard let key = row[0].int64, let entity = row[1].int64 else { return nil }
+            return (key, entity)
+        }
+    }
+
+    /// Runs `body` inside one write transaction (`BEGIN EXCLUSIVE` … `COMMIT`, rolled back when
+    /// it throws): a save, a batch request.
+    func withWriteTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.transaction(.exclusive, body)
+    }
+
+    /// Whether anything listens to the store's statements (the SQL log): messages are only
+    /// worth building then.
+    var isTraced: Bool { connection.isTraced }
+
+    /// Hands a log message to the store's listeners (`CoreData: annotation: …`).
+    func emit(_ event: TraceEvent) { connection.emit(event) }
+
+    /// Runs `body` inside one read transaction (`BEGIN DEFERRED` … `COMMIT`, not logged, as
+    /// Core Data's are not); inside a transaction already, just runs it.
+    func withReadTransaction<T>(_ body: () throws -> T) throws -> T {
+        if connection.isInTransaction { return try body() }
+        try connection.untraced { try connection.executeScript("BEGIN DEFERRED") }
+        defer { try? connection.untraced { try connection.executeScript("COMMIT") } }
+        return try body()
+    }
+
     /// `SELECT Z_PK FROM ZT WHERE Z_PK = ?`: whether a row (that a new foreign key names) exists.
     func rowExists(table: String, primaryKey: Int64) throws -> Bool {
         try connection.scalar("SELECT Z_PK FROM \(table) WHERE Z_PK = ?", [.integer(primaryKey)]) != nil
