@@ -10,7 +10,9 @@ struct ConflictsFound: Error {
 
 /// Everything one save writes, computed before its transaction.
 struct SavePlan {
-    struct RowUpdate {
+    /// A row an INSERT or UPDATE writes for an object: the changed (or all) columns and
+    /// their values, keys of new objects still to be resolved.
+    struct RowChange {
         var object: ManagedObject
         var table: String
         var columns: [String]
@@ -31,8 +33,8 @@ struct SavePlan {
         var order: Int64
     }
 
-    var inserts: [(object: ManagedObject, table: String, columns: [String], values: [SaveValue])] = []
-    var updates: [RowUpdate] = []
+    var inserts: [RowChange] = []
+    var updates: [RowChange] = []
     var deletes: [ManagedObject] = []
     /// Inserted, then deleted before the save: forgotten, no SQL.
     var forgotten: [ManagedObject] = []
@@ -263,7 +265,7 @@ extension ManagedObjectContext {
                     values.append(extras[column.name] ?? .value(.null))
                 }
             }
-            plan.inserts.append((object, table, columns, values))
+            plan.inserts.append(SavePlan.RowChange(object: object, table: table, columns: columns, values: values))
         }
 
         // Changed rows: the changed columns only (every column under the overwrite policy).
@@ -367,7 +369,7 @@ extension ManagedObjectContext {
     /// values its entity preserves after deletion (its fault fired for them if need be).
     private func historyChanges(_ plan: SavePlan) -> [HistoryChange] {
         var changes: [HistoryChange] = []
-        for (object, _, _, _) in plan.inserts {
+        for object in plan.inserts.map(\.object) {
             changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
         }
         for object in plan.changed where !object.isInserted && !object.isDeleted {
@@ -407,7 +409,7 @@ extension ManagedObjectContext {
         var keys: [ManagedObjectID: Int64] = [:]
         keys.reserveCapacity(plan.inserts.count)
         var byRoot: [String: [ManagedObject]] = [:]
-        for (object, _, _, _) in plan.inserts {
+        for object in plan.inserts.map(\.object) {
             byRoot[model.rootEntity(of: object.entity).name, default: []].append(object)
         }
         for root in byRoot.keys.sorted(by: { entityNumber($0) < entityNumber($1) }) {
@@ -524,7 +526,7 @@ extension ManagedObjectContext {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
-        for (object, _, _, _) in plan.inserts {
+        for object in plan.inserts.map(\.object) {
             guard let key = keys[object.objectID] else { continue }
             let id = ManagedObjectID(entityName: object.entity.name, storeIdentifier: store.identifier, primaryKey: key)
             permanent[object.objectID] = id
