@@ -286,9 +286,11 @@ public final class FetchedResultsController {
     }
 
     /// The section and object changes that turn `old` into `new`. Of the objects in both,
-    /// those that keep their section and their order relative to each other stay (the run in
-    /// order with the most unchanged objects, then the most changed ones); the others move.
-    /// Those that stay and changed are updates.
+    /// those that change section move; in each section, those that keep their order
+    /// relative to each other stay (the run in order with the most unchanged objects, then
+    /// the most changed ones) and the others move. Those that stay and changed are updates.
+    /// Objects of a section deleted or inserted are reported too (as moves, deletes or
+    /// inserts), so that the changes alone carry every object.
     static func difference(from old: [Section], to new: [Section], changed: Set<ObjectIdentifier>) -> Changes {
         var sectionChanges: [SectionChange] = []
         let oldNames = Set(old.map(\.name)), newNames = Set(new.map(\.name))
@@ -298,25 +300,37 @@ public final class FetchedResultsController {
         for (i, section) in new.enumerated() where !oldNames.contains(section.name) {
             sectionChanges.append(SectionChange(type: .insert, name: section.name, index: i))
         }
-        var oldPlace: [ObjectIdentifier: (path: IndexPath, flat: Int, section: String)] = [:]
-        var flat = 0
+        var oldPlace: [ObjectIdentifier: (path: IndexPath, section: String)] = [:]
         for (s, section) in old.enumerated() {
-            for (r, object) in section.objects.enumerated() {
-                oldPlace[ObjectIdentifier(object)] = ([s, r], flat, section.name)
-                flat += 1
-            }
+            for (r, object) in section.objects.enumerated() { oldPlace[ObjectIdentifier(object)] = ([s, r], section.name) }
         }
         var deletes: [Change] = [], inserts: [Change] = [], moves: [Change] = [], updates: [Change] = []
-        var survivors: [(object: ManagedObject, old: IndexPath, new: IndexPath, oldFlat: Int, sameSection: Bool)] = []
         var newIDs: Set<ObjectIdentifier> = []
         for (s, section) in new.enumerated() {
+            // Objects that were in the section of this name before: those that keep their
+            // order relative to each other stay, unchanged ones first; the others move.
+            var survivors: [(object: ManagedObject, old: IndexPath, new: IndexPath)] = []
             for (r, object) in section.objects.enumerated() {
                 let id = ObjectIdentifier(object)
                 newIDs.insert(id)
-                if let place = oldPlace[id] {
-                    survivors.append((object, place.path, [s, r], place.flat, place.section == section.name))
-                } else {
+                guard let place = oldPlace[id] else {
                     inserts.append(Change(type: .insert, objectID: object.objectID, indexPath: nil, newIndexPath: [s, r]))
+                    continue
+                }
+                if place.section == section.name {
+                    survivors.append((object, place.path, [s, r]))
+                } else {
+                    moves.append(Change(type: .move, objectID: object.objectID, indexPath: place.path, newIndexPath: [s, r]))
+                }
+            }
+            let bound = (survivors.map { $0.old[1] }.max() ?? 0) + 1
+            let weights = survivors.map { changed.contains(ObjectIdentifier($0.object)) ? 1 : survivors.count + 1 }
+            let staying = heaviestIncreasingRun(survivors.map { $0.old[1] }, weights: weights, bound: bound)
+            for (i, survivor) in survivors.enumerated() {
+                if !staying.contains(i) {
+                    moves.append(Change(type: .move, objectID: survivor.object.objectID, indexPath: survivor.old, newIndexPath: survivor.new))
+                } else if changed.contains(ObjectIdentifier(survivor.object)) {
+                    updates.append(Change(type: .update, objectID: survivor.object.objectID, indexPath: survivor.old, newIndexPath: survivor.new))
                 }
             }
         }
@@ -325,16 +339,7 @@ public final class FetchedResultsController {
                 deletes.append(Change(type: .delete, objectID: object.objectID, indexPath: [s, r], newIndexPath: nil))
             }
         }
-        // Unchanged objects stay wherever they can; changed ones are the ones that move.
-        let weights = survivors.map { changed.contains(ObjectIdentifier($0.object)) ? 1 : survivors.count + 1 }
-        let staying = heaviestIncreasingRun(survivors.map(\.oldFlat), weights: weights, bound: flat)
-        for (i, survivor) in survivors.enumerated() {
-            if !survivor.sameSection || !staying.contains(i) {
-                moves.append(Change(type: .move, objectID: survivor.object.objectID, indexPath: survivor.old, newIndexPath: survivor.new))
-            } else if changed.contains(ObjectIdentifier(survivor.object)) {
-                updates.append(Change(type: .update, objectID: survivor.object.objectID, indexPath: survivor.old, newIndexPath: survivor.new))
-            }
-        }
+        moves.sort { ($0.newIndexPath ?? []) < ($1.newIndexPath ?? []) }
         return Changes(sectionChanges: sectionChanges, objectChanges: deletes + inserts + moves + updates, snapshot: Snapshot(sections: []))
     }
 
