@@ -326,6 +326,9 @@ extension ManagedObjectContext {
     /// or `performAndWait`, or on the main queue for a main-queue context), it runs `body`
     /// at once. A confinement context runs it at once on the calling thread.
     ///
+    /// Unlike ``perform(_:)``, it does not end the event (as in Core Data): changes made in
+    /// it are announced by the next ``processPendingChanges()``, save or `perform` block.
+    ///
     /// ```swift
     /// let count = try background.performAndWait { try background.count(for: FetchRequest(entityName: "Asset")) }
     /// ```
