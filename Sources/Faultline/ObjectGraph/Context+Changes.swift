@@ -84,13 +84,19 @@ extension ManagedObjectContext {
     /// the object from its related objects' inverse relationships, Cascade deletes the related
     /// objects (and applies their rules), Deny and No Action leave them (Deny is checked when
     /// saving). Fires the faults needed to find the related objects.
+    ///
+    /// Then announces the changes made since the last announcement: posts
+    /// ``objectsDidChangeNotification`` and yields an event to the ``changes`` streams (see
+    /// `Context+Observation.swift`). ``save()`` runs it, and so does the end of each
+    /// ``perform(_:)`` block.
     public func processPendingChanges() throws {
         try recordingChanges {
             while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectIdentifier($0)) }) {
-                propagatedDeletions.insert(ObjectIdentifier(object))
                 try propagateDeletion(of: object)
+                propagatedDeletions.insert(ObjectIdentifier(object))
             }
         }
+        announcePendingChanges()
     }
 
     private func propagateDeletion(of object: ManagedObject) throws {
@@ -290,6 +296,7 @@ extension ManagedObjectContext {
         if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
             openGroup?.append(capture(object))
         }
+        noteChange(object)
         touched[key] = object
     }
 
@@ -331,6 +338,7 @@ extension ManagedObjectContext {
         let current = group.map { capture($0.object) }
         for state in group.reversed() { restore(state) }
         redoStack.append(current)
+        announcePendingChanges()
     }
 
     /// Redoes the last undone change.
@@ -340,6 +348,7 @@ extension ManagedObjectContext {
         let current = group.map { capture($0.object) }
         for state in group.reversed() { restore(state) }
         undoStack.append(current)
+        announcePendingChanges()
     }
 
     func capture(_ object: ManagedObject) -> ObjectState {
@@ -354,6 +363,7 @@ extension ManagedObjectContext {
     func restore(_ state: ObjectState) {
         let object = state.object
         let key = ObjectIdentifier(object)
+        noteChange(object)
         object.storage = state.storage
         object.committed = state.committed
         object.pendingToMany = state.pendingToMany
@@ -375,8 +385,12 @@ extension ManagedObjectContext {
 
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones come back,
     /// changed ones get their committed values again. Clears the undo stack.
+    ///
+    /// Announces it (``objectsDidChangeNotification``): inserted objects as deleted, deleted
+    /// ones as inserted again, changed ones as refreshed.
     public func rollback() {
         checkAccess()
+        for object in touched.values { noteChange(object) }
         for object in touched.values {
             if object.isInserted {
                 if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
@@ -396,12 +410,22 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
+        announcePendingChanges(refreshing: true)
     }
 
     /// Forgets every object (they are no longer registered; unsaved changes are lost) and
     /// clears the undo stack and the store's row cache.
+    ///
+    /// Announces it: ``objectsDidChangeNotification`` with the IDs of every object the context
+    /// had under ``NotificationKey/invalidatedAllObjects`` (changes not announced yet are
+    /// dropped with the objects).
     public func reset() {
         checkAccess()
+        for object in pendingEvent.changed { object.wasVisibleBeforeEvent = nil }
+        var invalidated = Set(registeredObjects.keys)
+        for object in touched.values { invalidated.insert(object.objectID) }
+        pendingEvent = PendingEvent()
+        pendingEvent.invalidatedAll = invalidated.sorted { $0.uriRepresentation < $1.uriRepresentation }
         for object in registeredObjects.values { object.managedObjectContext = nil }
         for object in touched.values { object.managedObjectContext = nil }
         registeredObjects.removeAll()
@@ -410,6 +434,7 @@ extension ManagedObjectContext {
         undoStack.removeAll()
         redoStack.removeAll()
         coordinator.performAndWait { store.rowCache.removeAll() }
+        announcePendingChanges()
     }
 
     // MARK: Fetching with pending changes

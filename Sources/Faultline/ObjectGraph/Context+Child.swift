@@ -129,12 +129,15 @@ extension ManagedObjectContext {
     /// ``mergeChanges(fromContextDidSave:)`` in a child: updated objects refresh from the
     /// parent (merge the notification into the parent first), deleted ones are forgotten.
     func mergeChangesIntoChild(_ notification: SaveNotification) {
+        adoptPermanentIDsFromParent()
         for id in notification.updatedObjectIDs {
             guard let object = registeredObjects[id] else { continue }
             if object.hasPersistentChangedValues {
                 refresh(object, mergeChanges: true)
             } else if !object.isFault {
                 refresh(object, mergeChanges: false)
+            } else {
+                noteRefresh(object)
             }
         }
         for id in notification.deletedObjectIDs {
@@ -146,13 +149,14 @@ extension ManagedObjectContext {
     /// A child's save: delete rules and validation run here, then every change is pushed into
     /// the parent in one `performAndWait` (one undo step there). Nothing is written to the
     /// store. Afterwards the child has no changes; objects it inserted keep their temporary
-    /// IDs until the parent saves them. ``didSave`` is called with the IDs pushed.
+    /// IDs until the parent saves them. Returns the IDs pushed (for ``didSave``) and the
+    /// objects deleted.
     ///
     /// - Throws: ``ValidationError``; ``ManagedObjectError`` (`notInContext`) when an object
     ///   changed here no longer exists in the parent. On failure the parent is unchanged and
     ///   the child keeps its changes.
-    func saveToParent() throws {
-        guard let parent, hasChanges || !touched.isEmpty else { return }
+    func saveToParent() throws -> (SaveNotification, deleted: [ManagedObject])? {
+        guard let parent, hasChanges || !touched.isEmpty else { return nil }
         try processPendingChanges()
         try validatePendingChanges()
         adoptPermanentIDsFromParent()
@@ -174,8 +178,10 @@ extension ManagedObjectContext {
             }
         }
         try parent.performAndWait { try parent.applyChildChanges(changes) }
+        var deletedObjects: [ManagedObject] = []
         for object in Array(touched.values) {
             if object.isDeleted {
+                if !object.isInserted { deletedObjects.append(object) }
                 forget(object)
                 continue
             }
@@ -187,7 +193,7 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        didSave?(SaveNotification(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted))
+        return (SaveNotification(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted), deletedObjects)
     }
 
     /// Takes the permanent IDs the parent's saves gave to temporary IDs this child holds

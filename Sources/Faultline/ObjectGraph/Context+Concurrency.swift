@@ -278,6 +278,10 @@ extension ManagedObjectContext {
     /// A main-queue context runs it on the main queue; a confinement context (which has no
     /// queue) runs it at once on the calling thread, before returning.
     ///
+    /// The block ends the event, as in Core Data: ``processPendingChanges()`` runs after it
+    /// (applying delete rules and announcing the block's changes to observers; an error there
+    /// is left for the next save to report).
+    ///
     /// ```swift
     /// background.perform {
     ///     guard let asset = try? background.existingObject(with: id) else { return }
@@ -289,11 +293,31 @@ extension ManagedObjectContext {
         switch concurrency.type {
         case .confinement:
             block()
+            endEvent()
         case .mainQueue:
-            DispatchQueue.main.async { block() }
+            DispatchQueue.main.async {
+                block()
+                self.endEvent()
+            }
         case .privateQueue:
             let concurrency = self.concurrency
-            concurrency.queue?.async { concurrency.running { block() } }
+            concurrency.queue?.async {
+                concurrency.running {
+                    block()
+                    self.endEvent()
+                }
+            }
+        }
+    }
+
+    /// The end of a ``perform(_:)`` block: delete rules applied, changes announced.
+    private func endEvent() {
+        do {
+            try processPendingChanges()
+        } catch {
+            // A fault that could not fire while applying delete rules: the save applies them
+            // again and reports the error. The changes made so far are announced.
+            announcePendingChanges()
         }
     }
 
@@ -301,6 +325,9 @@ extension ManagedObjectContext {
     /// value. Re-entrant: called on the context's queue already (inside another `perform`
     /// or `performAndWait`, or on the main queue for a main-queue context), it runs `body`
     /// at once. A confinement context runs it at once on the calling thread.
+    ///
+    /// Unlike ``perform(_:)``, it does not end the event (as in Core Data): changes made in
+    /// it are announced by the next ``processPendingChanges()``, save or `perform` block.
     ///
     /// ```swift
     /// let count = try background.performAndWait { try background.count(for: FetchRequest(entityName: "Asset")) }

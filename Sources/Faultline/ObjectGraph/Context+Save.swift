@@ -98,15 +98,31 @@ extension ManagedObjectContext {
     /// A child context's save writes nothing: it pushes its changes into its parent (see
     /// "Child contexts" in Architecture.md). ``didSave`` is called after the store is unlocked, so it may hand
     /// the notification to another context's queue.
+    ///
+    /// Observers are told as in Core Data (`Context+Observation.swift`): a save with changes
+    /// posts ``willSaveNotification`` first (changes an observer makes are saved too), then
+    /// ``processPendingChanges()`` posts ``objectsDidChangeNotification``; after the commit
+    /// come ``didSaveNotification`` (objects) and ``didSaveObjectIDsNotification`` (IDs), a
+    /// `.didSave` event on the ``changes`` streams, and ``didSave``. A save with nothing to
+    /// save posts nothing.
     public func save() throws {
         checkAccess()
-        if parent != nil { return try saveToParent() }
-        guard let notification = try saveToStore() else { return }
-        didSave?(notification)
+        guard hasChanges || !touched.isEmpty else { return }
+        announce(.willSave, ChangedObjects())
+        try processPendingChanges()
+        let saved: (SaveNotification, deleted: [ManagedObject])?
+        if parent != nil {
+            saved = try saveToParent()
+        } else {
+            saved = try saveToStore()
+        }
+        guard let (notification, deleted) = saved else { return }
+        announceSave(notification, deleted: deleted)
     }
 
-    /// The save's work, with the coordinator's store lock held; nil when there was nothing to save.
-    private func saveToStore() throws -> SaveNotification? {
+    /// The save's work, with the coordinator's store lock held; nil when there was nothing to
+    /// save. Returns what it wrote and the objects it deleted (no longer registered).
+    private func saveToStore() throws -> (SaveNotification, deleted: [ManagedObject])? {
         guard hasChanges || !touched.isEmpty else { return nil }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         // A guessed or unchecked model could write wrong types, lose external-storage
@@ -522,7 +538,7 @@ extension ManagedObjectContext {
 
     // MARK: After the commit
 
-    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> SaveNotification {
+    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> (SaveNotification, deleted: [ManagedObject]) {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
@@ -545,8 +561,12 @@ extension ManagedObjectContext {
             store.rowCache[update.object.objectID] = nil
         }
         var deletedIDs: [ManagedObjectID] = []
+        var deletedObjects: [ManagedObject] = []
         for object in plan.deletes + plan.forgotten {
-            if !object.isInserted { deletedIDs.append(object.objectID) }
+            if !object.isInserted {
+                deletedIDs.append(object.objectID)
+                deletedObjects.append(object)
+            }
             if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
             object.managedObjectContext = nil
             store.rowCache[object.objectID] = nil
@@ -564,7 +584,7 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        return SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs)
+        return (SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs), deletedObjects)
     }
 
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
@@ -748,8 +768,10 @@ extension ManagedObjectContext {
         return false
     }
 
-    /// Drops an object whose row no longer exists.
+    /// Drops an object whose row no longer exists (announced as deleted with the next
+    /// objects-did-change, if it was in the object graph).
     func forget(_ object: ManagedObject) {
+        noteChange(object)
         touched[ObjectIdentifier(object)] = nil
         propagatedDeletions.remove(ObjectIdentifier(object))
         if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
@@ -768,28 +790,54 @@ extension JoinRow {
 extension ManagedObjectContext {
     /// Brings another context's save into this one (both on the same store): objects it
     /// updated are reloaded (keeping this context's own unsaved changes on top), objects it
-    /// deleted are forgotten. Inserted objects need nothing: fetches find them.
+    /// deleted are forgotten, objects it inserted are registered (as faults).
     ///
     /// ```swift
     /// writer.didSave = { reader.mergeChanges(fromContextDidSave: $0) }
     /// ```
+    ///
+    /// Then announces it, as Core Data does: ``objectsDidChangeNotification`` with the
+    /// inserted objects as inserted, the registered updated ones as refreshed and the deleted
+    /// ones as deleted (and an `.objectsDidChange` event on the ``changes`` streams), then
+    /// ``didMergeChangesObjectIDsNotification``. A fetched-results controller on the context
+    /// follows.
     public func mergeChanges(fromContextDidSave notification: SaveNotification) {
         checkAccess()
-        if parent != nil { return mergeChangesIntoChild(notification) }
-        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-        for id in notification.updatedObjectIDs {
-            store.rowCache[id] = nil
-            guard let object = registeredObjects[id] else { continue }
-            if object.hasPersistentChangedValues {
-                refresh(object, mergeChanges: true)
-            } else if !object.isFault {
-                refresh(object, mergeChanges: false)
+        if parent != nil {
+            mergeChangesIntoChild(notification)
+        } else {
+            coordinator.storeLock.lock()
+            for id in notification.updatedObjectIDs {
+                store.rowCache[id] = nil
+                guard let object = registeredObjects[id] else { continue }
+                if object.hasPersistentChangedValues {
+                    refresh(object, mergeChanges: true)
+                } else if !object.isFault {
+                    refresh(object, mergeChanges: false)
+                } else {
+                    noteRefresh(object)
+                }
             }
+            for id in notification.deletedObjectIDs {
+                store.rowCache[id] = nil
+                guard let object = registeredObjects[id] else { continue }
+                forget(object)
+            }
+            coordinator.storeLock.unlock()
         }
-        for id in notification.deletedObjectIDs {
-            store.rowCache[id] = nil
-            guard let object = registeredObjects[id] else { continue }
-            forget(object)
+        registerMergedInserts(notification.insertedObjectIDs)
+        announcePendingChanges()
+        let merged = ContextChange(
+            kind: .objectsDidChange, inserted: Set(notification.insertedObjectIDs), updated: Set(notification.updatedObjectIDs),
+            deleted: Set(notification.deletedObjectIDs))
+        NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: merged.objectIDsUserInfo)
+    }
+
+    /// Registers the objects another context inserted (faults), to be announced as inserted.
+    func registerMergedInserts(_ ids: [ManagedObjectID]) {
+        for id in ids where !id.isTemporaryID && registeredObjects[id] == nil {
+            let object = self.object(with: id)
+            noteFirstChange(object, wasVisible: false)
         }
     }
 }

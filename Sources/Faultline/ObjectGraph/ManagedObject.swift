@@ -48,6 +48,10 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public internal(set) var isDeleted = false
     /// Order of insertion in the context, so that saves insert rows in a stable order.
     var insertionSequence = 0
+    /// Observation: whether the object was in the context's object graph (registered, not
+    /// deleted) before its first change since the context last announced its changes
+    /// (`Context+Observation.swift`); nil when it has not changed since.
+    var wasVisibleBeforeEvent: Bool?
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {

@@ -50,6 +50,15 @@ public final class ManagedObjectContext {
     /// transaction it saves into a store with persistent history.
     public var transactionAuthor: String?
 
+    /// Changes recorded since the last objects-did-change (`Context+Observation.swift`).
+    var pendingEvent = PendingEvent()
+    /// The continuations of the ``changes`` streams.
+    let streams = ContextStreams()
+    /// Fetched-results controllers following the context.
+    var internalObservers: [WeakContextObserver] = []
+    /// The `NotificationCenter` observer of ``automaticallyMergesChangesFromParent``.
+    var automaticMergeObserver: (any NSObjectProtocol)?
+
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
     var touched: [ObjectIdentifier: ManagedObject] = [:]
     var nextInsertionSequence = 0
@@ -67,6 +76,11 @@ public final class ManagedObjectContext {
         self.coordinator = coordinator
         self.parent = parent
         self.concurrency = ContextConcurrency(type: concurrencyType)
+    }
+
+    deinit {
+        if let automaticMergeObserver { NotificationCenter.default.removeObserver(automaticMergeObserver) }
+        streams.finish()
     }
 
     var store: SQLiteStore { coordinator.store }
@@ -223,6 +237,7 @@ public final class ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkAccess()
         guard object.managedObjectContext === self, !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
+        noteRefresh(object)
         if parent != nil { return refreshFromParent(object, mergeChanges: mergeChanges) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         store.rowCache[object.objectID] = nil
