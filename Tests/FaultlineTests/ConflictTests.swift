@@ -37,7 +37,7 @@ import Testing
             #expect(error.conflicts == [MergeConflict(objectID: mine.objectID, objectVersion: 1, storeVersion: 2)])
             #expect(error.description.contains("read at version 1, store has version 2"))
         }
-        #expect(Array(sql.sql.prefix(6)) == [
+        expectSQL(Array(sql.sql.prefix(6)), [
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",

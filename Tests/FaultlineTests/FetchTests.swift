@@ -24,7 +24,7 @@ import Testing
     @Test func fetchRunsCoreDatasSelectAndReturnsTheRows() throws {
         let (context, statements) = try openInventory()
         let locations = try context.fetch(FetchRequest(entityName: "Location"))
-        #expect(statements.sql == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0"])
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0"])
         #expect(locations.map { $0.value(forKey: "label") as? String } == ["Jaye's Basement", "Garage", "Office"])
         #expect(locations.map(\.objectID.primaryKey) == [1, 2, 3])
     }
@@ -36,7 +36,7 @@ import Testing
         request.fetchLimit = 2
         request.fetchOffset = 1
         let assets = try context.fetch(request)
-        #expect(statements.sql == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 ORDER BY t0.ZLABEL DESC  LIMIT 2 OFFSET 1"])
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 ORDER BY t0.ZLABEL DESC  LIMIT 2 OFFSET 1"])
         #expect(assets.map { $0.value(forKey: "label") as? String } == ["Laptop", "Coffee Mug"])
     }
 
@@ -72,7 +72,7 @@ import Testing
         request.predicate = try FLPredicate(format: "count > %d AND asset.label BEGINSWITH[c] %@", 2, "c")
         request.sortDescriptors = [FLSortDescriptor(key: "date", ascending: false)]
         let rows = try context.fetch(request)
-        #expect(statements.sql == [
+        expectSQL(statements.sql, [
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 JOIN ZASSET t1 ON t0.ZASSET = t1.Z_PK WHERE ( t0.ZCOUNT > ? AND  NSCoreDataStringSearch( t1.ZLABEL, ?, 265, 0)) ORDER BY t0.ZDATE DESC",
         ])
         #expect(statements.arguments == [[.integer(2), .text("c")]])
@@ -84,7 +84,7 @@ import Testing
         var request = FetchRequest(entityName: "Inventory")
         request.predicate = try FLPredicate(format: "location.label == %@", "Garage")
         #expect(try context.count(for: request) == 2)
-        #expect(statements.sql == ["SELECT COUNT(DISTINCT t0.Z_PK) FROM ZINVENTORY t0 JOIN ZLOCATION t1 ON t0.ZLOCATION = t1.Z_PK WHERE  t1.ZLABEL = ?"])
+        expectSQL(statements.sql, ["SELECT COUNT(DISTINCT t0.Z_PK) FROM ZINVENTORY t0 JOIN ZLOCATION t1 ON t0.ZLOCATION = t1.Z_PK WHERE  t1.ZLABEL = ?"])
     }
 
     @Test func anyOverAToManyIsDistinctAndCountIsACorrelatedSubquery() throws {
@@ -96,7 +96,7 @@ import Testing
         many.predicate = try FLPredicate(format: "inventories.@count >= 2")
         many.sortDescriptors = [FLSortDescriptor(key: "label", comparator: .caseInsensitiveCompare)]
         #expect(try context.fetch(many).map { $0.value(forKey: "label") as? String } == ["Camping Stove", "Coffee Mug", "T-shirt"])
-        #expect(statements.sql == [
+        expectSQL(statements.sql, [
             "SELECT DISTINCT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 JOIN ZINVENTORY t1 ON t0.Z_PK = t1.ZLOCATION WHERE  t1.ZCOUNT > ?",
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE (SELECT COUNT(t1.Z_PK) FROM ZINVENTORY t1 WHERE (t0.Z_PK = t1.ZASSET) ) >= ? ORDER BY t0.ZLABEL COLLATE NSCollateNoCase ",
         ])

@@ -12,7 +12,7 @@ import Testing
         var request = FetchRequest(entityName: "Inventory")
         request.relationshipKeyPathsForPrefetching = ["asset"]
         let inventories = try context.fetch(request)
-        #expect(statements.sql == [
+        expectSQL(statements.sql, [
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0",
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
         ])
@@ -29,7 +29,7 @@ import Testing
         request.sortDescriptors = [FLSortDescriptor(key: "label")]
         request.relationshipKeyPathsForPrefetching = ["inventories.asset"]
         let locations = try context.fetch(request)
-        #expect(statements.sql.dropFirst() == [
+        expectSQL(statements.sql.dropFirst(), [
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION IN (SELECT * FROM _Z_intarray0)",
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
         ])
@@ -45,7 +45,7 @@ import Testing
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
         let inventories = try context.fetch(request)
-        #expect(statements.sql == ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
         #expect(inventories.count == 8 && inventories.allSatisfy(\.isFault))
         #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
         let batchSQL = "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3"
@@ -62,7 +62,7 @@ import Testing
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
         let results = try context.fetchResults(request)
-        #expect(statements.sql == ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
         #expect(results.count == 8 && context.registeredObjects.isEmpty)
         var counts: [Int16?] = []
         var kept: ManagedObject?

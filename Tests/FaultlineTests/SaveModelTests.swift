@@ -1,6 +1,7 @@
 import Faultline
 import FaultlineModel
 import FaultlineSQL
+import FaultlineTestSupport
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ import Testing
         #expect((red.value(forKey: "items") as? [ManagedObject]) == [item])
         #expect((item.value(forKey: "tags") as? [ManagedObject]) == [red, blue])
         try context.save()
-        #expect(sql.sql.filter { $0.contains("Z_6TAGS") } == [
+        expectSQL(sql.sql.filter { $0.contains("Z_6TAGS") }, [
             "INSERT INTO Z_6TAGS(Z_6ITEMS, Z_10TAGS) VALUES(?, ?)",
             "INSERT INTO Z_6TAGS(Z_6ITEMS, Z_10TAGS) VALUES(?, ?)",
         ])
@@ -66,7 +67,7 @@ import Testing
         sql.clear()
         try context.save()
         // Both sides changed: both rows are version-checked, then the join row goes.
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZTAG SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
@@ -78,7 +79,7 @@ import Testing
         context.delete(blue)
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "DELETE FROM ZTAG WHERE Z_PK = ? AND Z_OPT = ?",
@@ -102,7 +103,7 @@ import Testing
         try folder.insertObject(a, at: 0, inRelationship: "documents")
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
@@ -138,7 +139,7 @@ import Testing
         try note.removeObject(file, fromRelationship: "files")
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZFILE SET Z7FILES = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZNOTE SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",

@@ -38,7 +38,7 @@ import Testing
         try asset.setValue("Drone", forKey: "label")
         #expect(context.hasChanges && context.insertedObjects == [asset])
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
@@ -104,7 +104,7 @@ import Testing
         #expect((laptop.value(forKey: "inventories") as? [ManagedObject])?.contains(inventory) == true)
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             // The garage is still a fault: the save reads its version.
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 WHERE  t0.Z_PK = ?",
             "BEGIN EXCLUSIVE",
@@ -133,7 +133,7 @@ import Testing
         #expect(location.committedValues(forKeys: ["label"])["label"] as? String == "Jaye's Basement")
         sql.clear()
         try context.save()
-        #expect(sql.sql == ["BEGIN EXCLUSIVE", "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
+        expectSQL(sql.sql, ["BEGIN EXCLUSIVE", "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
         #expect(sql.arguments[1] == ["Cellar", 2, 1, 1])
         #expect(location.version == 2)
         #expect(location.changedValues().isEmpty)
@@ -146,7 +146,7 @@ import Testing
         sql.clear()
         try context.save()
         // Both assets' to-manys changed: their rows are version-checked too.
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK = ?",
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK = ?",
             "BEGIN EXCLUSIVE",
