@@ -20,12 +20,18 @@ public func expectSQL(
     _ actual: some Collection<String>, _ expected: [String], _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
+    guard let message = sqlDifference(actual, expected, comment) else { return }
+    Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+}
+
+/// The message ``expectSQL(_:_:_:sourceLocation:)`` records, or nil when the lists are equal.
+public func sqlDifference(_ actual: some Collection<String>, _ expected: [String], _ comment: Comment? = nil) -> String? {
     let actual = Array(actual)
-    guard actual != expected else { return }
+    guard actual != expected else { return nil }
     var message = LineDiff.summary(expected: expected, actual: actual, noun: "statement") + "\n"
     message += LineDiff.render(expected: expected, actual: actual)
     if let comment { message = "\(comment.rawValue)\n" + message }
-    Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    return message
 }
 
 /// A line-by-line difference of two lists of lines, as `diff -u` shows one without its headers:
