@@ -19,7 +19,7 @@ import Testing
             insert all Recipe from \(folder.path)/rows.json
             """)
         let sql = result.stderr.split(separator: "\n").filter { $0.hasPrefix("CoreData: sql: ") }.map { String($0.dropFirst(15)) }
-        #expect(sql == [
+        expectSQL(sql, [
             "BEGIN EXCLUSIVE",
             "SELECT 0, t0.Z_PK FROM ZRECIPE t0 JOIN ZRECIPETYPE t1 ON t0.ZTYPE = t1.Z_PK WHERE  t1.ZNAME = ?",
             "UPDATE ZRECIPE SET ZOVERVIEW = ?, Z_OPT = Z_OPT+1 WHERE Z_PK IN (SELECT * FROM _Z_intarray0)",

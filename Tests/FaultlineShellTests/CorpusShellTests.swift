@@ -120,9 +120,9 @@ import Testing
         #expect(result.stderr.hasPrefix("Error: /nonexistent.xcdatamodeld: "))
     }
 
-    @Test func theXcode3FormatIsRefusedWithItsName() throws {
-        let corpus = Corpus.url.appendingPathComponent("models/xcode3-format/Data Model.xcdatamodel")
-        guard FileManager.default.fileExists(atPath: corpus.path) else { return }
+    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
+    func theXcode3FormatIsRefusedWithItsName() throws {
+        let corpus = try Corpus.required().appendingPathComponent("models/xcode3-format/Data Model.xcdatamodel")
         let result = try TestSupport.faultline(["model", corpus.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("pre-Xcode 4"))

@@ -270,7 +270,7 @@ final class Lines: @unchecked Sendable {
         try h.run("save")
         #expect(h.output == "saved: 2 inserted, 1 updated, 0 deleted")
         let sql = h.log.split(separator: "\n").filter { $0.hasPrefix("CoreData: sql: ") }.map { String($0.dropFirst(15)) }
-        #expect(sql == [
+        expectSQL(sql, [
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",

@@ -80,7 +80,7 @@ import Testing
         var request = BatchInsertRequest(entityName: "Quake", objects: [Self.quake("a", 1.5, "Here"), Self.quake("b", 2.5, "There")])
         request.resultType = .count
         #expect(try context.execute(request) == .count(2))
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
@@ -99,7 +99,7 @@ import Testing
         var ignore = BatchInsertRequest(entityName: "Quake", objects: [Self.quake("a", 9, "Elsewhere"), Self.quake("c", 3, "New")])
         ignore.resultType = .objectIDs
         let ignored = try context.execute(ignore)
-        #expect(sql.sql.filter { $0.hasPrefix("INSERT") } == [
+        expectSQL(sql.sql.filter { $0.hasPrefix("INSERT") }, [
             "INSERT OR IGNORE INTO ZQUAKE(Z_PK, Z_ENT, Z_OPT, ZCODE, ZMAGNITUDE, ZPLACE, ZTIME) VALUES(?, ?, ?, ?, ?, ?, ?)",
             "INSERT OR IGNORE INTO ZQUAKE(Z_PK, Z_ENT, Z_OPT, ZCODE, ZMAGNITUDE, ZPLACE, ZTIME) VALUES(?, ?, ?, ?, ?, ?, ?)",
         ])
@@ -110,7 +110,7 @@ import Testing
         var upsert = BatchInsertRequest(entityName: "Quake", objects: [Self.quake("a", 9, "Elsewhere"), Self.quake("d", 4, "Far")])
         upsert.resultType = .objectIDs
         let upserted = try context.execute(upsert)
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?",
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
@@ -194,13 +194,13 @@ import Testing
         try update.set("place", to: "Moved")
         update.resultType = .objectIDs
         let result = try context.execute(update)
-        #expect(sql.sql.filter { !$0.contains("ATRANSACTION") && !$0.contains("ACHANGE") && !$0.contains("Z_PRIMARYKEY") } == [
+        expectSQL(sql.sql.filter { !$0.contains("ATRANSACTION") && !$0.contains("ACHANGE") && !$0.contains("Z_PRIMARYKEY") }, [
             "BEGIN EXCLUSIVE",
             "SELECT 0, t0.Z_PK FROM ZQUAKE t0 WHERE  t0.ZMAGNITUDE < ?",
             "UPDATE ZQUAKE SET ZMAGNITUDE = ( ZQUAKE.ZMAGNITUDE * ?), ZPLACE = ?, Z_OPT = Z_OPT+1 WHERE Z_PK IN (SELECT * FROM _Z_intarray0)",
             "COMMIT",
         ])
-        #expect(Array(sql.sql.prefix(3)) == [
+        expectSQL(Array(sql.sql.prefix(3)), [
             "BEGIN EXCLUSIVE",
             "SELECT 0, t0.Z_PK FROM ZQUAKE t0 WHERE  t0.ZMAGNITUDE < ?",
             "UPDATE ZQUAKE SET ZMAGNITUDE = ( ZQUAKE.ZMAGNITUDE * ?), ZPLACE = ?, Z_OPT = Z_OPT+1 WHERE Z_PK IN (SELECT * FROM _Z_intarray0)",
@@ -271,7 +271,7 @@ import Testing
         delete.resultType = .objectIDs
         let result = try context.execute(delete)
         #expect(result.objectIDs == [folder.objectID])
-        #expect(sql.sql.filter { !$0.contains("ATRANSACTION") && !$0.contains("ACHANGE") && !$0.contains("Z_PRIMARYKEY") } == [
+        expectSQL(sql.sql.filter { !$0.contains("ATRANSACTION") && !$0.contains("ACHANGE") && !$0.contains("Z_PRIMARYKEY") }, [
             "BEGIN EXCLUSIVE",
             "SELECT 0, t0.Z_PK FROM ZFOLDER t0 WHERE  t0.ZNAME = ?",
             // Folder.documents, Cascade: the documents go next.

@@ -34,7 +34,7 @@ import Testing
         #expect(Self.labels(seen) == ["Attic", "Cellar", "Garage"])
         #expect(seen.allSatisfy { $0.managedObjectContext === child && !$0.hasChanges })
         #expect(seen[1].objectID == locations[0].objectID)
-        #expect(sql.sql == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 ORDER BY t0.ZLABEL"])
+        expectSQL(sql.sql, ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZLOCATION t0 ORDER BY t0.ZLABEL"])
         #expect(try child.count(for: FetchRequest(entityName: "Location")) == 3)
         // A fault fires from the parent's object, unsaved values included.
         let cellar = child.object(with: locations[0].objectID)

@@ -22,7 +22,7 @@ import Testing
 
     @Test func theDDLHasCoreDatasFourTriggers() throws {
         let triggers = SchemaMapping(model: try Self.model()).createStatements().filter { $0.hasPrefix("CREATE TRIGGER") }
-        #expect(triggers == [
+        expectSQL(triggers, [
             "CREATE TRIGGER Z_DA_ZITEM_Item_ownerName_SOURCE_INSERT AFTER INSERT ON ZITEM FOR EACH ROW BEGIN UPDATE ZITEM SET ZOWNERNAME = (SELECT ZNAME FROM ZOWNER WHERE Z_PK = NEW.ZOWNER) WHERE Z_PK = NEW.Z_PK; SELECT NSCoreDataDATriggerInsertUpdatedAffectedObjectValue('ZITEM', Z_ENT, Z_PK, 'ownerName', ZOWNERNAME) FROM ZITEM WHERE Z_PK = NEW.Z_PK; END",
             "CREATE TRIGGER Z_DA_ZITEM_Item_ownerName_SOURCE_UPDATE AFTER UPDATE OF ZOWNER ON ZITEM FOR EACH ROW BEGIN UPDATE ZITEM SET ZOWNERNAME = (SELECT ZNAME FROM ZOWNER WHERE Z_PK = NEW.ZOWNER) WHERE Z_PK = NEW.Z_PK; SELECT NSCoreDataDATriggerUpdatedAffectedObjectValue('ZITEM', Z_ENT, Z_PK, 'ownerName', ZOWNERNAME) FROM ZITEM WHERE Z_PK = NEW.Z_PK; END",
             "CREATE TRIGGER Z_DA_ZOWNER_Item_ownerName_PARAMETER_INSERT AFTER INSERT ON ZOWNER FOR EACH ROW BEGIN UPDATE ZITEM SET ZOWNERNAME = NEW.ZNAME WHERE ZOWNER = NEW.Z_PK; SELECT NSCoreDataDATriggerInsertUpdatedAffectedObjectValue('ZITEM', Z_ENT, Z_PK, 'ownerName', ZOWNERNAME) FROM ZITEM WHERE ZOWNER = NEW.Z_PK; END",

@@ -129,12 +129,12 @@ enum MigrationHarness {
         let new = try Self.model([Self.note([Self.title, Self.rating, A(name: "body", type: .string), A(name: "flag", type: .boolean, isOptional: false, defaultValueString: "YES")])])
         let outcome = try MigrationHarness.migrate(old, new)
         let sql = outcome.result.plan.sql
-        #expect(Array(sql.prefix(3)) == [
+        expectSQL(Array(sql.prefix(3)), [
             "ALTER TABLE ZNOTE ADD COLUMN ZFLAG INTEGER",
             "ALTER TABLE ZNOTE ADD COLUMN ZBODY VARCHAR",
             "UPDATE ZNOTE AS t0 SET ZFLAG = ?",
         ])
-        #expect(Array(sql.dropFirst(3)) == [
+        expectSQL(Array(sql.dropFirst(3)), [
             "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
             "INSERT INTO Z_PRIMARYKEY(Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES(?, ?, ?, ?)",
             "UPDATE Z_METADATA SET Z_PLIST = ?",
@@ -154,7 +154,7 @@ enum MigrationHarness {
         let old = try Self.model([Self.note()])
         let new = try Self.model([Self.note([Self.title])])
         let outcome = try MigrationHarness.migrate(old, new)
-        #expect(Array(outcome.result.plan.sql.prefix(5)) == [
+        expectSQL(Array(outcome.result.plan.sql.prefix(5)), [
             "ALTER TABLE ZNOTE RENAME TO ZFLMIGRATION_ZNOTE",
             "CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR )",
             "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE) SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZTITLE FROM ZFLMIGRATION_ZNOTE t0 WHERE t0.Z_ENT IN (?)",

@@ -443,3 +443,38 @@ extension PredicateSQLTests {
         }
     }
 }
+
+// MARK: - Depth limits on the Inventory sample
+
+/// Deep predicate trees (issue: stack overflows in `PredicateSQL.operand`).
+@Suite struct DeepPredicateSQLTests {
+    @Test func aTreeBuiltTooDeepInCodeIsAnErrorNotACrash() throws {
+        let (context, _) = try SaveTests.open(try SaveTests.copyOfInventory(), readOnly: true)
+        var expression = FLExpression.constant(.int(1))
+        for _ in 0..<5_000 { expression = .function("add:to:", [expression, .constant(.int(1))]) }
+        var request = FetchRequest(entityName: "Inventory")
+        request.predicate = .comparison(.keyPath("count"), .greaterThan, expression)
+        for attempt in [{ _ = try context.fetch(request) }, { _ = try context.count(for: request) }] {
+            do {
+                try attempt()
+                Issue.record("a tree too deep was run")
+            } catch {
+                #expect("\(error)".contains("nested too deeply for SQL"))
+            }
+        }
+    }
+
+    @Test func deepPredicatesFetchOnAPrivateQueueOrFailCleanly() throws {
+        // Our walks are safe up to the limit on a dispatch thread's small stack; SQLite's own
+        // parser stops at about 100 nested parentheses, with a clear error.
+        let (main, _) = try SaveTests.open(try SaveTests.copyOfInventory(), readOnly: true)
+        var deepest = 2
+        while (try? FLPredicate(format: "count > " + Array(repeating: "0", count: deepest + 1).joined(separator: "+"))) != nil { deepest += 1 }
+        let context = ManagedObjectContext(coordinator: main.coordinator, concurrencyType: .privateQueue)
+        var request = FetchRequest(entityName: "Inventory")
+        request.predicate = try FLPredicate(format: "count > " + Array(repeating: "0", count: 60).joined(separator: "+"))
+        #expect(try context.performAndWait { try context.fetch(request).count } == 8)
+        request.predicate = try FLPredicate(format: "count > " + Array(repeating: "0", count: deepest).joined(separator: "+"))
+        #expect(throws: SQLiteError.self) { try context.performAndWait { try context.fetch(request) } }
+    }
+}

@@ -1,6 +1,7 @@
 import Faultline
 import FaultlineModel
 import FaultlineSQL
+import FaultlineTestSupport
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ import Testing
         #expect((red.value(forKey: "items") as? [ManagedObject]) == [item])
         #expect((item.value(forKey: "tags") as? [ManagedObject]) == [red, blue])
         try context.save()
-        #expect(sql.sql.filter { $0.contains("Z_6TAGS") } == [
+        expectSQL(sql.sql.filter { $0.contains("Z_6TAGS") }, [
             "INSERT INTO Z_6TAGS(Z_6ITEMS, Z_10TAGS) VALUES(?, ?)",
             "INSERT INTO Z_6TAGS(Z_6ITEMS, Z_10TAGS) VALUES(?, ?)",
         ])
@@ -66,7 +67,7 @@ import Testing
         sql.clear()
         try context.save()
         // Both sides changed: both rows are version-checked, then the join row goes.
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZTAG SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
@@ -78,7 +79,7 @@ import Testing
         context.delete(blue)
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZITEM SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "DELETE FROM ZTAG WHERE Z_PK = ? AND Z_OPT = ?",
@@ -102,7 +103,7 @@ import Testing
         try folder.insertObject(a, at: 0, inRelationship: "documents")
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZDOCUMENT SET Z_FOK_FOLDER = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
@@ -138,7 +139,7 @@ import Testing
         try note.removeObject(file, fromRelationship: "files")
         sql.clear()
         try context.save()
-        #expect(sql.sql == [
+        expectSQL(sql.sql, [
             "BEGIN EXCLUSIVE",
             "UPDATE ZFILE SET Z7FILES = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
             "UPDATE ZNOTE SET Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
@@ -166,68 +167,5 @@ import Testing
         #expect(sql.sql.contains("SELECT Z_PK FROM ZANIMAL WHERE Z_PK = ?"))
         #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZOWNER") == 0)
         #expect(context.hasChanges)
-    }
-
-    @Test func validationReportsEveryFailureAndWritesNothing() throws {
-        let (context, store, sql) = try Self.open()
-        let ann = try context.insertObject(entityName: "Person")
-        try ann.setValue("a", forKey: "name")
-        try ann.setValue(200, forKey: "age")
-        let bob = try context.insertObject(entityName: "Person")
-        try bob.setValue("Bob", forKey: "name")
-        for _ in 0..<3 { try bob.addObject(try context.insertObject(entityName: "Person"), toRelationship: "friends") }
-        sql.clear()
-        do {
-            try context.save()
-            Issue.record("invalid objects were saved")
-        } catch let error as ValidationError {
-            let annFailures = error.failures.filter { $0.objectID == ann.objectID }.map { "\($0.key) \($0.code)" }
-            #expect(annFailures == ["age numberTooLarge", "home missingMandatoryProperty", "name stringTooShort", "name stringPatternMatching"])
-            #expect(error.failures.contains { $0.objectID == bob.objectID && $0.code == .relationshipExceedsMaximumCount })
-            #expect(error.failures.filter { $0.key == "name" && $0.code == .missingMandatoryProperty }.count == 3)  // the three friends
-            #expect(error.code == 1560)
-            #expect(error.description.contains("Person.age"))
-        }
-        #expect(sql.sql.isEmpty)
-        #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZPERSON") == 0)
-    }
-}
-
-/// Uniqueness constraints broken by a save read as Core Data's constraint conflict.
-@Suite struct ConstraintConflictTests {
-    static func context() throws -> (ManagedObjectContext, SQLiteStore) {
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "name", type: .string)], uniquenessConstraints: [["name"]]),
-        ])
-        let store = try SQLiteStore(inMemoryWith: model)
-        return (ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: store)), store)
-    }
-
-    @Test func aDuplicateOfAStoredRowNamesTheConstraintAndTheRow() throws {
-        let (context, store) = try Self.context()
-        try context.insertObject(entityName: "Tag").setValue("red", forKey: "name")
-        try context.save()
-        let duplicate = try context.insertObject(entityName: "Tag")
-        try duplicate.setValue("red", forKey: "name")
-        do {
-            try context.save()
-            Issue.record("the duplicate was saved")
-        } catch let error as ConstraintConflictError {
-            #expect(error.entityName == "Tag" && error.constraint == ["name"] && error.values == ["name": "red"])
-            #expect(error.objectID == duplicate.objectID)
-            #expect(error.conflictingObjectIDs == [ManagedObjectID(entityName: "Tag", storeIdentifier: store.identifier, primaryKey: 1)])
-            #expect(error.description.hasPrefix("constraint conflict (uniqueness constraint of Tag on name): x-coredata:///Tag/t"))
-        }
-        #expect(context.hasChanges)
-        #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZTAG") == 1)
-    }
-
-    @Test func twoNewObjectsWithOneValueConflictWithEachOther() throws {
-        let (context, _) = try Self.context()
-        let first = try context.insertObject(entityName: "Tag")
-        try first.setValue("blue", forKey: "name")
-        try context.insertObject(entityName: "Tag").setValue("blue", forKey: "name")
-        let error = #expect(throws: ConstraintConflictError.self) { try context.save() }
-        #expect(error?.conflictingObjectIDs == [first.objectID])
     }
 }

@@ -91,9 +91,26 @@ extension ManagedObjectContext {
     /// ``perform(_:)`` block.
     public func processPendingChanges() throws {
         try recordingChanges {
+            let changesBefore = changeCount
+            var flagsRecorded: [ObjectIdentifier] = []
             while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectIdentifier($0)) }) {
+                let key = ObjectIdentifier(object)
+                // The undo step records that this object's rules had not run, so undoing it
+                // makes the next save run them again (else the save deletes the object and
+                // leaves rows naming it).
+                if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
+                    openGroup?.append(capture(object))
+                    flagsRecorded.append(key)
+                }
+                // Marked only once its rules ran, so a failure (a fault that cannot fire) is
+                // retried by the next call.
                 try propagateDeletion(of: object)
-                propagatedDeletions.insert(ObjectIdentifier(object))
+                propagatedDeletions.insert(key)
+            }
+            // Rules that changed nothing make no undo step.
+            if changeCount == changesBefore, !flagsRecorded.isEmpty {
+                openGroup?.removeLast(flagsRecorded.count)
+                openGroupMembers.subtract(flagsRecorded)
             }
         }
         announcePendingChanges()
@@ -263,6 +280,8 @@ extension ManagedObjectContext {
     }
 
     private func rawAdd(_ id: ManagedObjectID, to object: ManagedObject, _ key: String) {
+        // Already there: no change, so no undo step and nothing to version-check.
+        if let ids = object.storage[key] as? [ManagedObjectID], ids.contains(id) { return }
         willChange(object)
         if var ids = object.storage[key] as? [ManagedObjectID] {
             if !ids.contains(id) { ids.append(id) }
@@ -276,6 +295,9 @@ extension ManagedObjectContext {
     }
 
     private func rawRemove(_ id: ManagedObjectID, from object: ManagedObject, _ key: String) {
+        // Not there (a delete rule run again for a deletion a child context already applied):
+        // no change, so no undo step that undoes nothing.
+        if let ids = object.storage[key] as? [ManagedObjectID], !ids.contains(id) { return }
         willChange(object)
         if var ids = object.storage[key] as? [ManagedObjectID] {
             ids.removeAll { $0 == id }
@@ -292,6 +314,7 @@ extension ManagedObjectContext {
 
     /// Marks an object as changed, recording its state for undo first.
     func willChange(_ object: ManagedObject) {
+        changeCount &+= 1
         let key = ObjectIdentifier(object)
         if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
             openGroup?.append(capture(object))

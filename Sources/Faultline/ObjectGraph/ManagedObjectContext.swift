@@ -69,6 +69,9 @@ public final class ManagedObjectContext {
     /// The undo group being recorded: each object's state before its first change in it.
     var openGroup: [ObjectState]?
     var openGroupMembers: Set<ObjectIdentifier> = []
+    /// How many times an object was about to change (``willChange(_:)``), to tell whether a
+    /// step changed anything.
+    var changeCount = 0
 
     /// The one designated initializer; the public ones are in `Context+Concurrency.swift`
     /// and `Context+Child.swift`.

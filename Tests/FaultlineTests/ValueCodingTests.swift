@@ -5,6 +5,8 @@ import FaultlineTestSupport
 import Foundation
 import Testing
 
+/// Values to and from SQLite as Core Data stores them: dates, UUIDs, URIs, decimals, external
+/// storage markers, transformables, and a value stored with another storage class.
 @Suite struct ValueCodingTests {
     @Test func datesAreSecondsSince2001AndWholeSecondsComeBackFromIntegers() {
         let date = Date(timeIntervalSinceReferenceDate: 12.5)
@@ -71,71 +73,28 @@ import Testing
         #expect(ValueCoding.describeTransformable(archived) == "{\"k\": \"v\"}")
         #expect(ValueCoding.describeTransformable(Data([1, 2, 3])) == nil)
     }
-}
 
-@Suite struct StoreCreationTests {
-    /// Creates `New.sqlite` in `folder` from the Inventory model, runs `prepare` on it, and
-    /// closes it.
-    static func createInventoryStore(in folder: URL, _ prepare: (SQLiteStore) throws -> Void) throws -> (url: URL, model: ManagedObjectModel) {
-        let url = folder.appendingPathComponent("New.sqlite")
-        let model = try ManagedObjectModel(contentsOf: TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld"))
-        try prepare(try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true)))
-        return (url, model)
-    }
-
-    @Test func aModelCacheThatDoesNotDecodeFallsBackToInference() throws {
-        let folder = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (url, _) = try Self.createInventoryStore(in: folder) { store in
-            try store.connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", [.blob(Data("not deflate".utf8))])
+    @Test func aValueStoredWithAnotherStorageClassDecodesAsValueCodingSaysAndBatchesSurviveARollback() throws {
+        let url = try SaveTests.copyOfInventory()
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("UPDATE ZINVENTORY SET ZCOUNT = 'twelve' WHERE Z_PK = 1")
+        try raw.execute("UPDATE ZINVENTORY SET ZCOUNT = 7.0 WHERE Z_PK = 2")
+        let (context, _) = try SaveTests.open(url)
+        var request = FetchRequest(entityName: "Inventory")
+        request.sortDescriptors = [FLSortDescriptor(key: "date")]
+        let byKey = Dictionary(uniqueKeysWithValues: try context.fetch(request).map { ($0.objectID.primaryKey, $0) })
+        #expect(byKey[1]?.value(forKey: "count") == nil)  // TEXT in an integer column: no value
+        #expect(byKey[2]?.value(forKey: "count") as? Int16 == 7)  // REAL 7.0: converted
+        // The temporary _Z_intarray0 made inside a transaction that rolls back is made again.
+        let store = context.coordinator.store
+        struct Abort: Error {}
+        request.fetchBatchSize = 2
+        let other = ManagedObjectContext(coordinator: context.coordinator)
+        _ = try? store.connection.transaction {
+            _ = try other.fetch(request).first?.value(forKey: "count")
+            throw Abort()
         }
-        let store = try SQLiteStore(url: url)
-        #expect(store.modelSource == .inferred)
-        #expect(store.warnings.first?.contains("the model in Z_MODELCACHE cannot be read") == true)
-        #expect(store.warnings.first?.contains("the model was inferred from its tables") == true)
-        #expect(store.model.entity(named: "Asset") != nil)
-
-        // A guessed model never writes.
-        let writable = try SQLiteStore(url: url, options: .init(readOnly: false))
-        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: writable))
-        _ = try context.insertObject(entityName: "Asset")
-        #expect(throws: StoreError.self) { try context.save() }
-        #expect(try writable.connection.scalar("SELECT count(*) FROM ZASSET") == .integer(0))
-    }
-
-    @Test func aNewStoreHasCoreDatasMetadataAndReopensWithItsModel() throws {
-        let folder = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (url, model) = try Self.createInventoryStore(in: folder) { (store: SQLiteStore) throws in
-            #expect(try store.connection.scalar("PRAGMA journal_mode")?.string == "wal")
-            #expect(try store.connection.scalar("PRAGMA auto_vacuum")?.int64 == 2)
-        }
-        let reopened = try SQLiteStore(url: url, model: model)
-        #expect(reopened.warnings.isEmpty)
-        let metadata = reopened.metadata
-        #expect(metadata["NSStoreType"] as? String == "SQLite")
-        #expect(metadata["NSStoreModelVersionHashesVersion"] as? Int == 3)
-        #expect(metadata["_NSAutoVacuumLevel"] as? String == "2")
-        #expect(metadata["NSStoreModelVersionHashesDigest"] as? String == model.versionHashesDigest.base64EncodedString())
-        #expect(metadata["NSStoreModelVersionChecksumKey"] as? String == model.versionChecksum)
-        #expect(metadata["NSStoreUUID"] == nil)
-        #expect(reopened.identifier.count == 36)
-    }
-
-    @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func aStoreCreatedFromTavantsModelHasApplesSchemaText() throws {
-        let corpus = try Corpus.required()
-        let model = try ManagedObjectModel(contentsOf: corpus.appendingPathComponent("stores/tavant-ios7/Model.xcdatamodeld"))
-        let folder = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("Model.sqlite")
-        _ = try SQLiteStore(url: url, model: model, options: .init(readOnly: false, createIfMissing: true))
-        let ours = try CorpusStoreCopies.schemaSQL(of: url).map(\.sql)
-        let apples = try CorpusStoreCopies.schemaSQL(of: corpus.appendingPathComponent("stores/tavant-ios7/Model.sqlite")).map(\.sql)
-        // Apple's framework 479 had no Z_MODELCACHE; the rest is the same text in the same order.
-        #expect(ours.filter { $0 != "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)" } == apples)
-        // And Faultline's store opens with the model, version hashes matching.
-        let reopened = try SQLiteStore(url: url, model: model)
-        #expect(reopened.warnings.isEmpty)
+        let again = ManagedObjectContext(coordinator: context.coordinator)
+        #expect(try again.fetch(request).last?.value(forKey: "date") != nil)
     }
 }

@@ -1,0 +1,93 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// Faults: objects reached through relationships load when touched, with Core Data's SQL.
+@Suite struct InventoryFaultingTests {
+    func open() throws -> (ManagedObjectContext, SQLStatements, Messages) {
+        let model = try ManagedObjectModel(contentsOf: InventoryStoreTests.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: InventoryStoreTests.storeURL)
+        let statements = SQLStatements()
+        let messages = Messages()
+        coordinator.store.connection.addTraceObserver { event in
+            switch event {
+            case .statement(let sql, let arguments): statements.append(sql, arguments)
+            case .message(let category, let text): messages.append("\(category): \(text)")
+            case .detail(let levels, let category, let text) where levels.contains(1): messages.append("\(category): \(text())")
+            default: break
+            }
+        }
+        return (ManagedObjectContext(coordinator: coordinator), statements, messages)
+    }
+
+    @Test func aToOneIsAFaultUntilTouched() throws {
+        let (context, statements, messages) = try open()
+        let inventory = try #require(try context.fetch(FetchRequest(entityName: "Inventory")).first)
+        let asset = try #require(inventory.value(forKey: "asset") as? ManagedObject)
+        #expect(asset.isFault)
+        #expect(statements.sql.count == 1)
+        #expect(asset.value(forKey: "label") as? String == "Coffee Mug")
+        #expect(!asset.isFault)
+        #expect(statements.sql.last == "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK = ?")
+        #expect(statements.arguments.last == [.integer(1)])
+        #expect(messages.lines.last == "annotation: fault fulfilled from database for : \(asset.objectID.uriRepresentation)")
+    }
+
+    @Test func aToManyFiresOnceThroughTheInverseForeignKeyAndHandsOutFaults() throws {
+        let (context, statements, messages) = try open()
+        var request = FetchRequest(entityName: "Location")
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
+        let garage = try #require(try context.fetch(request).first)  // Garage
+        #expect(garage.hasFault(forRelationshipNamed: "inventories"))
+        let inventories = try #require(garage.value(forKey: "inventories") as? [ManagedObject])
+        #expect(!garage.hasFault(forRelationshipNamed: "inventories"))
+        #expect(statements.sql.last == "SELECT 0, t0.Z_PK FROM ZINVENTORY t0 WHERE  t0.ZLOCATION = ?")
+        #expect(statements.arguments.last == [.integer(2)])
+        #expect(messages.lines.last == "annotation: to-many relationship fault \"inventories\" for objectID \(garage.objectID.uriRepresentation) fulfilled from database.  Got 2 rows")
+        // The destinations are faults: touching each fires it with its own SELECT; the
+        // relationship itself does not fire again.
+        #expect(inventories.allSatisfy { $0.isFault })
+        #expect(Set(inventories.map { $0.value(forKey: "count") as? Int16 }) == [2, 1])
+        #expect(statements.sql.count == 4)
+        #expect(statements.sql.last == "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK = ?")
+        _ = garage.value(forKey: "inventories")
+        #expect(statements.sql.count == 4)
+    }
+
+    @Test func keyPathsThroughToManyCollectValues() throws {
+        let (context, _, _) = try open()
+        var request = FetchRequest(entityName: "Asset")
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
+        let bicycle = try #require(try context.fetch(request).first)
+        #expect(bicycle.value(forKey: "label") as? String == "Bicycle")
+        let labels = try #require(bicycle.value(forKeyPath: "inventories.location.label") as? [Any?])
+        #expect(labels.compactMap { $0 as? String } == ["Garage"])
+    }
+
+    @Test func objectsAreUniquedPerContext() throws {
+        let (context, _, _) = try open()
+        let first = try context.fetch(FetchRequest(entityName: "Location"))
+        let second = try context.fetch(FetchRequest(entityName: "Location"))
+        #expect(zip(first, second).allSatisfy { $0 === $1 })
+        let viaRelationship = try #require(first[0].value(forKeyPath: "inventories") as? [ManagedObject])
+        #expect(viaRelationship.allSatisfy { ($0.value(forKey: "location") as? ManagedObject) === first[0] })
+    }
+}
+
+/// Faults fired inside one read transaction share it.
+@Suite struct ReadTransactionTests {
+    @Test func faultsInsideOneReadTransactionShareItAndTheLogShowsOnlyTheirSQL() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        let labels: [String?] = try context.withReadTransaction {
+            #expect(context.coordinator.store.connection.isInTransaction)
+            return try context.fetch(FetchRequest(entityName: "Inventory")).map { $0.value(forKeyPath: "asset.label") as? String }
+        }
+        #expect(!context.coordinator.store.connection.isInTransaction)
+        #expect(labels.count == 8)
+        #expect(!statements.sql.contains { $0.hasPrefix("BEGIN") || $0 == "COMMIT" })
+        #expect(statements.sql.count == 6)  // the fetch and five asset faults
+    }
+}

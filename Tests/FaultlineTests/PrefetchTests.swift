@@ -1,0 +1,91 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// Prefetching and batch faulting: fewer statements, the same objects.
+@Suite struct InventoryPrefetchAndBatchTests {
+    @Test func prefetchingAToOneLoadsEveryDestinationInOneStatement() throws {
+        let (context, statements, messages) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.relationshipKeyPathsForPrefetching = ["asset"]
+        let inventories = try context.fetch(request)
+        expectSQL(statements.sql, [
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+        ])
+        #expect(messages.lines.contains("annotation: Bound intarray _Z_intarray0"))
+        #expect(messages.lines.last == "annotation: Prefetching with key 'asset'.  Got 5 rows.")
+        let labels = inventories.map { $0.value(forKeyPath: "asset.label") as? String }
+        #expect(labels == ["Coffee Mug", "T-shirt", "Camping Stove", "Bicycle", "Camping Stove", "Coffee Mug", "Laptop", "T-shirt"])
+        #expect(statements.sql.count == 2)
+    }
+
+    @Test func prefetchingAToManyPathFillsEachLevel() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Location")
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
+        request.relationshipKeyPathsForPrefetching = ["inventories.asset"]
+        let locations = try context.fetch(request)
+        expectSQL(statements.sql.dropFirst(), [
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION IN (SELECT * FROM _Z_intarray0)",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+        ])
+        #expect(locations.allSatisfy { !$0.hasFault(forRelationshipNamed: "inventories") })
+        let office = try #require(locations.last)
+        let assets = (office.value(forKeyPath: "inventories.asset.label") as? [Any?])?.compactMap { $0 as? String }
+        #expect(Set(assets ?? []) == ["Coffee Mug", "Laptop", "T-shirt"])
+        #expect(statements.sql.count == 3)
+    }
+
+    @Test func batchedFetchesLoadRowsABatchAtATime() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        let inventories = try context.fetch(request)
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        #expect(inventories.count == 8 && inventories.allSatisfy(\.isFault))
+        #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
+        let batchSQL = "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3"
+        #expect(statements.sql.last == batchSQL)
+        #expect(inventories[3...5].allSatisfy { !$0.isFault })
+        #expect(inventories[0...2].allSatisfy(\.isFault) && inventories[6...].allSatisfy(\.isFault))
+        let counts = inventories.map { $0.value(forKey: "count") as? Int16 }
+        #expect(counts == [12, 30, 1, 2, 1, 4, 1, 6])
+        #expect(statements.sql.count == 4)
+    }
+
+    @Test func fetchedResultsHoldOneBatchAndLetGoOfTheObjectsNobodyHolds() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        let results = try context.fetchResults(request)
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        #expect(results.count == 8 && context.registeredObjects.isEmpty)
+        var counts: [Int16?] = []
+        var kept: ManagedObject?
+        for (i, inventory) in results.enumerated() {
+            counts.append(inventory.value(forKey: "count") as? Int16)
+            if i == 1 { kept = inventory }
+            // The batch being read, and the object held here; nothing else stays registered.
+            #expect(context.registeredObjects.count <= 3 + (i >= 3 ? 1 : 0))
+        }
+        #expect(counts == [12, 30, 1, 2, 1, 4, 1, 6])
+        #expect(statements.sql.count == 4)  // the keys, then one statement per batch
+        #expect(kept.map { context.registeredObjects[$0.objectID] === $0 } == true)
+        #expect(kept?.isFault == false)
+        // Going back to a batch makes its objects again; the held one is the same object.
+        #expect(results[1] === kept)
+        #expect(results[0].isFault)
+    }
+
+    @Test func fetchedResultsWithoutABatchSizeAreTheFetchedObjects() throws {
+        let (context, _, _) = try InventoryFaultingTests().open()
+        let request = FetchRequest(entityName: "Inventory")
+        let results = try context.fetchResults(request)
+        #expect(Array(results) == (try context.fetch(request)))
+        #expect(results.allSatisfy { !$0.isFault })
+    }
+}
