@@ -71,7 +71,7 @@ public enum ModelSource {
     /// Which version of a versioned model made a store, or the nearest one; nil when the
     /// store records no version hashes.
     ///
-    /// - Throws: `ModelError` for the model, `StoreError` for the store.
+    /// - Throws: `ModelError` for the model, `PersistentStoreError` for the store.
     public static func matchVersion(model path: String, store: String) throws -> ModelVersionMatch? {
         guard let hashes = try SQLiteStore.versionHashes(at: URL(fileURLWithPath: store)) else { return nil }
         return ManagedObjectModel.matchVersion(storeVersionHashes: hashes, in: try ManagedObjectModel.versions(at: URL(fileURLWithPath: path)))

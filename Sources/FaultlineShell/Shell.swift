@@ -126,7 +126,7 @@ public final class Shell {
     ///
     /// A store that does not exist is created from the model when `writable` is true.
     ///
-    /// - Throws: ``ShellError``, `ModelError` or `StoreError` naming the file that failed.
+    /// - Throws: ``ShellError``, `ModelError` or `PersistentStoreError` naming the file that failed.
     public init(storePath: String, modelPath: String?, writable: Bool = false, modelFromStore: Bool = false, sqlDebugLevel: Int = 1, output: Output) throws {
         self.standard = output
         self.results = Sink(output.out)
@@ -182,7 +182,7 @@ public final class Shell {
         do {
             let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, options: options)
             return Session(coordinator: coordinator, storePath: storePath, modelPath: modelPath)
-        } catch let error as StoreError where error.code == .incompatibleModel {
+        } catch let error as PersistentStoreError where error.code == .incompatibleModel {
             // Another version of the model than the one that made the store. A versioned
             // model (.xcdatamodeld, .momd) may hold the version that did: then that version
             // is used, and said.

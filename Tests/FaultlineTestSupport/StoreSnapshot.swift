@@ -140,7 +140,7 @@ public struct StoreSnapshot: Equatable, Sendable, CustomStringConvertible {
 
     /// Reads the store at `url` with `model` (read-only: no byte of the store changes).
     ///
-    /// - Throws: ``StoreError`` when the store cannot be opened with the model (a model
+    /// - Throws: ``PersistentStoreError`` when the store cannot be opened with the model (a model
     ///   whose version hashes differ from the store's, for one); fetch errors.
     public init(storeAt url: URL, model: ManagedObjectModel) throws {
         let store = try SQLiteStore(url: url, model: model)

@@ -324,6 +324,6 @@ import Testing
         _ = try Self.open(url)
         let coordinator = try PersistentStoreCoordinator(model: try Self.model(), storeURL: url, options: .init(readOnly: true))
         let context = ManagedObjectContext(coordinator: coordinator)
-        #expect(throws: StoreError.self) { try context.execute(BatchDeleteRequest(entityName: "Quake")) }
+        #expect(throws: PersistentStoreError.self) { try context.execute(BatchDeleteRequest(entityName: "Quake")) }
     }
 }

@@ -34,7 +34,7 @@ import Testing
         #expect(labels == ["Jaye's Basement", "Garage", "Office"])
         let nested = context.performAndWait { context.performAndWait { 42 } }
         #expect(nested == 42)
-        #expect(throws: FetchError.self) {
+        #expect(throws: FetchRequestError.self) {
             try context.performAndWait { try context.fetch(FetchRequest(entityName: "Nope")) }
         }
     }
@@ -106,7 +106,7 @@ import Testing
         #expect(!id.isTemporaryID)
         let label = try reader.performAndWait { try reader.existingObject(with: id).value(forKey: "label") as? String }
         #expect(label == "Kite")
-        #expect(throws: FetchError.self) {
+        #expect(throws: FetchRequestError.self) {
             try reader.performAndWait { try reader.existingObject(with: Self.id("Asset", 99, in: coordinator)) }
         }
         #expect(reader.performAndWait { reader.registeredObjects[Self.id("Asset", 99, in: coordinator)] == nil })

@@ -182,7 +182,7 @@ import Testing
         let fetched = try #require(try reader.fetch(FetchRequest(entityName: "Photo")).first)
         #expect(fetched.value(forKey: "image") == nil)
         #expect(messages.lines.contains { $0.contains("the name is not a UUID") })
-        #expect(throws: StoreError.self) {
+        #expect(throws: PersistentStoreError.self) {
             _ = try ValueCoding.decodeExternalBinary(.blob(Data([0x02]) + Data("../../secret.txt".utf8)), storeURL: folder.appendingPathComponent("Photos.sqlite"))
         }
     }

@@ -270,25 +270,25 @@ struct FetchResultTypeTests {
         let (context, _, _) = try openSample("Recipes")
         var grouped = FetchRequest(entityName: "Recipe")
         grouped.propertiesToGroupBy = ["type.name"]
-        #expect(throws: FetchError.self) { try context.fetch(grouped) }
+        #expect(throws: FetchRequestError.self) { try context.fetch(grouped) }
         grouped.resultType = .dictionary
         grouped.propertiesToFetch = ["name", count("n", "name")]
-        let loose = #expect(throws: FetchError.self) { try context.fetchDictionaries(grouped) }
+        let loose = #expect(throws: FetchRequestError.self) { try context.fetchDictionaries(grouped) }
         #expect(loose?.message.contains("name is neither") == true)
         var median = FetchRequest(entityName: "Recipe")
         median.resultType = .dictionary
         median.propertiesToFetch = [function("median:", "m", "name", .double)]
-        let unsupported = #expect(throws: FetchError.self) { try context.fetchDictionaries(median) }
+        let unsupported = #expect(throws: FetchRequestError.self) { try context.fetchDictionaries(median) }
         #expect(unsupported?.message.contains("median:") == true)
         var having = FetchRequest(entityName: "Recipe")
         having.resultType = .dictionary
         having.propertiesToFetch = [count("n", "name")]
         having.havingPredicate = try FLPredicate(format: "$n > 1")
-        #expect(throws: FetchError.self) { try context.fetchDictionaries(having) }
+        #expect(throws: FetchRequestError.self) { try context.fetchDictionaries(having) }
         var toMany = FetchRequest(entityName: "Recipe")
         toMany.resultType = .dictionary
         toMany.propertiesToFetch = ["ingredients"]
-        #expect(throws: FetchError.self) { try context.fetchDictionaries(toMany) }
+        #expect(throws: FetchRequestError.self) { try context.fetchDictionaries(toMany) }
     }
 
     /// Apple, `includesPendingChanges`: dictionary results reflect the store; ID results

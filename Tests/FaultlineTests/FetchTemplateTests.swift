@@ -91,9 +91,9 @@ import Testing
 
     @Test func missingTemplatesAndVariablesAreNamed() throws {
         let (model, _, _) = try makeStore()
-        let unknown = #expect(throws: FetchError.self) { try model.fetchRequest(fromTemplate: "nope") }
+        let unknown = #expect(throws: FetchRequestError.self) { try model.fetchRequest(fromTemplate: "nope") }
         #expect(unknown?.message == "the model has no fetch request template named nope; templates: quickOnes, recipesOfKind")
-        let missing = #expect(throws: FetchError.self) { try model.fetchRequest(fromTemplate: "recipesOfKind", substitutionVariables: ["KIND": "Soup"]) }
+        let missing = #expect(throws: FetchRequestError.self) { try model.fetchRequest(fromTemplate: "recipesOfKind", substitutionVariables: ["KIND": "Soup"]) }
         #expect(missing?.message.hasPrefix("Can't get value for 'MINUTES' in bindings of template recipesOfKind") == true)
     }
 

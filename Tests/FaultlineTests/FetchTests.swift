@@ -59,7 +59,7 @@ import Testing
 
     @Test func anUnknownEntityIsAnErrorListingTheEntities() throws {
         let (context, _) = try openInventory()
-        let error = #expect(throws: FetchError.self) { try context.fetch(FetchRequest(entityName: "Widget")) }
+        let error = #expect(throws: FetchRequestError.self) { try context.fetch(FetchRequest(entityName: "Widget")) }
         #expect(error?.message == "entity Widget not found in the model; entities: Asset, Inventory, Location")
     }
 }
@@ -106,7 +106,7 @@ import Testing
         let (context, _, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Location")
         request.predicate = try FLPredicate(format: "colour == 1")
-        let error = #expect(throws: FetchError.self) { try context.fetch(request) }
+        let error = #expect(throws: FetchRequestError.self) { try context.fetch(request) }
         #expect(error?.message == "keypath colour not found in entity Location")
     }
 }

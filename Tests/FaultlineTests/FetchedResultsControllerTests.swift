@@ -45,7 +45,7 @@ import Testing
         #expect(controller.snapshot.sectionIdentifiers == ["Garage", "Jaye's Basement", "Office"])
         #expect(controller.snapshot.itemIdentifiers.map(\.primaryKey) == [5, 4, 3, 1, 2, 7, 6, 8])
         #expect(log.value.isEmpty)
-        #expect(throws: FetchError.self) { try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Inventory"), context: context) }
+        #expect(throws: FetchRequestError.self) { try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Inventory"), context: context) }
     }
 
     @Test func editsAreReportedAsMovesUpdatesInsertsDeletesAndSectionChanges() throws {

@@ -301,10 +301,10 @@ enum MigrationHarness {
         let (url, populated) = try Self.populated()
         let new = try Self.new()
         // Without the options: Core Data's 134100, as before.
-        #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: new, options: .init(readOnly: false)) }
+        #expect(throws: PersistentStoreError.self) { try SQLiteStore(url: url, model: new, options: .init(readOnly: false)) }
         do {
             _ = try SQLiteStore(url: url, model: new, options: .init(readOnly: false))
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .incompatibleModel)
         }
         // Read-only with the options: never migrates, and says why.
@@ -313,7 +313,7 @@ enum MigrationHarness {
         do {
             _ = try SQLiteStore(url: url, model: new, options: readOnly)
             Issue.record("a read-only open migrated")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .incompatibleModel && error.message.contains("writable"))
         }
         let store = try SQLiteStore(url: url, model: new, options: Self.migrating)
@@ -338,7 +338,7 @@ enum MigrationHarness {
         do {
             _ = try SQLiteStore(url: url, model: new, options: Self.migrating)
             Issue.record("migrated without a source model")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .missingSourceModel && error.message.contains("migrationSourceModels"))
         }
         var options = Self.migrating
@@ -354,7 +354,7 @@ enum MigrationHarness {
         do {
             _ = try SQLiteStore(url: url, model: new, options: Self.migrating)
             Issue.record("migrated")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .inferredMappingFailed)
             #expect(error.message.contains("attribute Note.body was added as non-optional without a default value"))
         }
@@ -373,7 +373,7 @@ enum MigrationHarness {
         do {
             try LightweightMigration(storeURL: url, sourceModel: Self.old, destinationModel: new).run()
             Issue.record("migrated")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .migrationFailed)
             #expect(error.message.contains("CREATE UNIQUE INDEX Z_Note_UNIQUE_title"), "\(error.message)")
         }
@@ -426,7 +426,7 @@ enum MigrationHarness {
             do {
                 try LightweightMigration(storeURL: url, sourceModel: Self.old, destinationModel: new, vfsName: vfs.name).run()
                 Issue.record("migrated despite write fault \(nth)")
-            } catch let error as StoreError {
+            } catch let error as PersistentStoreError {
                 #expect(error.code == .migrationFailed || error.code == .cannotOpen, "\(error)")
             }
             vfs.disarm()

@@ -83,7 +83,7 @@ import Testing
             do {
                 try context.save()
                 return []
-            } catch let error as ValidationError {
+            } catch let error as ObjectValidationError {
                 return error.failures.map(\.message)
             }
         }

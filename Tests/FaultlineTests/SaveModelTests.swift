@@ -114,7 +114,7 @@ import Testing
         do {
             try context.save()
             Issue.record("Deny did not block the delete")
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             #expect(error.failures.map(\.code) == [.relationshipDeniedDelete])
         }
     }

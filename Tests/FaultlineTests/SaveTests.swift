@@ -190,7 +190,7 @@ import Testing
         do {
             try context.save()
             Issue.record("a read-only store saved")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .readOnly)
         }
         #expect(context.hasChanges)

@@ -68,18 +68,18 @@ import Testing
             .custom(from: v[1], to: v[2], willMigrate: { _ in throw Refused() }),
             .lightweight([v[2], v[3]]),
         ])
-        let error = #expect(throws: StoreError.self) { try stages.migrateStore(at: url) }
+        let error = #expect(throws: PersistentStoreError.self) { try stages.migrateStore(at: url) }
         #expect(error?.code == .migrationFailed)
         #expect(error?.message.hasPrefix("stage 2: the custom code before its migration failed") == true, "\(String(describing: error))")
         // The first stage's step stayed done: the store opens with version 2.
         #expect(try SchemaConformance.problems(storeAt: url, model: v[1]).isEmpty)
         // Stages that do not chain, and a store no stage made, are refused before anything runs.
         let broken = StagedMigration(stages: [.lightweight([v[0], v[1]]), .lightweight([v[2], v[3]])])
-        let chain = #expect(throws: StoreError.self) { try broken.migrateStore(at: url) }
+        let chain = #expect(throws: PersistentStoreError.self) { try broken.migrateStore(at: url) }
         #expect(chain?.message.contains("stage 2 does not start at the version stage 1 ends with") == true)
         let fresh = folder.appendingPathComponent("Fresh.sqlite")
         _ = try StorePopulator(model: v[0], options: .init(objectsPerEntity: 1)).populate(storeAt: fresh)
-        let none = #expect(throws: StoreError.self) { try StagedMigration(stages: [.lightweight([v[2], v[3]])]).migrateStore(at: fresh) }
+        let none = #expect(throws: PersistentStoreError.self) { try StagedMigration(stages: [.lightweight([v[2], v[3]])]).migrateStore(at: fresh) }
         #expect(none?.code == .missingSourceModel)
     }
 
@@ -90,7 +90,7 @@ import Testing
         let url = folder.appendingPathComponent("Store.sqlite")
         _ = try StorePopulator(model: v[0], options: .init(objectsPerEntity: 2)).populate(storeAt: url)
         let before = try Data(contentsOf: url)
-        let error = #expect(throws: StoreError.self) { try StagedMigration(stages: [.lightweight(v)]).migrateStore(at: url) }
+        let error = #expect(throws: PersistentStoreError.self) { try StagedMigration(stages: [.lightweight(v)]).migrateStore(at: url) }
         #expect(error?.code == .inferredMappingFailed)
         #expect(try Data(contentsOf: url) == before)
     }

@@ -59,7 +59,7 @@ import Testing
         let writable = try SQLiteStore(url: url, options: .init(readOnly: false))
         let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: writable))
         _ = try context.insertObject(entityName: "Asset")
-        #expect(throws: StoreError.self) { try context.save() }
+        #expect(throws: PersistentStoreError.self) { try context.save() }
         #expect(try writable.connection.scalar("SELECT count(*) FROM ZASSET") == .integer(0))
     }
 

@@ -30,7 +30,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let model = try ManagedObjectModel(contentsOf: InventoryStoreTests.modelURL)
         let missing = folder.appendingPathComponent("New.sqlite")
-        let error = #expect(throws: StoreError.self) { try PersistentStoreCoordinator(model: model, storeURL: missing) }
+        let error = #expect(throws: PersistentStoreError.self) { try PersistentStoreCoordinator(model: model, storeURL: missing) }
         #expect(error?.code == .fileNotFound)
         #expect(!FileManager.default.fileExists(atPath: missing.path))
     }
@@ -63,7 +63,7 @@ import Testing
         do {
             try context.save()
             Issue.record("\(label): an unchecked model was written")
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             #expect(error.code == .readOnly)
             #expect(error.message.contains("could not be checked"))
         }

@@ -19,7 +19,7 @@ import Testing
         do {
             try context.save()
             Issue.record("invalid objects were saved")
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             let annFailures = error.failures.filter { $0.objectID == ann.objectID }.map { "\($0.key) \($0.code)" }
             #expect(annFailures == ["age numberTooLarge", "home missingMandatoryProperty", "name stringTooShort", "name stringPatternMatching"])
             #expect(error.failures.contains { $0.objectID == bob.objectID && $0.code == .relationshipExceedsMaximumCount })

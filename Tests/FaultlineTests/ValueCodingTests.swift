@@ -61,7 +61,7 @@ import Testing
         try Data("big payload".utf8).write(to: external.appendingPathComponent(name))
         let column = SQLValue.blob(Data([0x02]) + Data(name.utf8))
         #expect(try ValueCoding.decodeExternalBinary(column, storeURL: store) == Data("big payload".utf8))
-        #expect(throws: StoreError.self) {
+        #expect(throws: PersistentStoreError.self) {
             _ = try ValueCoding.decodeExternalBinary(.blob(Data([0x02]) + Data("missing".utf8)), storeURL: store)
         }
     }

@@ -87,12 +87,12 @@ public struct MappingMigration {
     /// store is as it was. The store must not be open elsewhere while it is migrated.
     ///
     /// - Throws: ``MappingMigrationError`` naming the entity mapping, property and source
-    ///   object when an expression fails; ``StoreError`` when a store cannot be opened
+    ///   object when an expression fails; ``PersistentStoreError`` when a store cannot be opened
     ///   (the store's version hashes must be the source model's); validation errors of the
     ///   new objects as a ``MappingMigrationError``.
     public func migrateStore(at url: URL) throws -> Result {
         let fm = FileManager.default
-        guard fm.fileExists(atPath: url.path) else { throw StoreError(.fileNotFound, "no such store file", path: url.path) }
+        guard fm.fileExists(atPath: url.path) else { throw PersistentStoreError(.fileNotFound, "no such store file", path: url.path) }
         let name = url.deletingPathExtension().lastPathComponent
         let ext = url.pathExtension.isEmpty ? "" : "." + url.pathExtension
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(name).migrating-\(UUID().uuidString)\(ext)")
@@ -177,7 +177,7 @@ public struct MappingMigration {
         // Stage 3: validate and save.
         do {
             try destinationContext.save()
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             throw MappingMigrationError(entityMapping: nil, property: nil, "the migrated objects do not validate: \(error)", path: url.path)
         }
         // Everything into the file: nothing of the new store may stay in a -wal.
@@ -215,22 +215,22 @@ public struct MappingMigration {
                 let connection = try Connection(path: url.path, mode: .readWrite)
                 let rows = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)")
                 if let busy = rows.first?[0].int64, busy != 0 {
-                    throw StoreError(.cannotWrite, "the store is in use: its -wal cannot be checkpointed, so it was not replaced", path: url.path)
+                    throw PersistentStoreError(.cannotWrite, "the store is in use: its -wal cannot be checkpointed, so it was not replaced", path: url.path)
                 }
             } catch let error as SQLiteError {
-                throw StoreError(.cannotWrite, "cannot checkpoint the store's -wal before replacing it: \(error.message)", path: url.path)
+                throw PersistentStoreError(.cannotWrite, "cannot checkpoint the store's -wal before replacing it: \(error.message)", path: url.path)
             }
             if let size = (try? fm.attributesOfItem(atPath: url.path + "-wal"))?[.size] as? Int, size > 0 {
-                throw StoreError(.cannotWrite, "the store's -wal still holds data after a checkpoint (is it open elsewhere?); it was not replaced", path: url.path)
+                throw PersistentStoreError(.cannotWrite, "the store's -wal still holds data after a checkpoint (is it open elsewhere?); it was not replaced", path: url.path)
             }
             try? fm.removeItem(atPath: url.path + "-wal")
         }
         try? fm.removeItem(atPath: url.path + "-shm")
         for suffix in ["-wal", "-shm"] where fm.fileExists(atPath: temporary.path + suffix) {
-            throw StoreError(.cannotWrite, "the migrated store still has a \(suffix) file; it was not put in place", path: temporary.path)
+            throw PersistentStoreError(.cannotWrite, "the migrated store still has a \(suffix) file; it was not put in place", path: temporary.path)
         }
         guard rename(temporary.path, url.path) == 0 else {
-            throw StoreError(.cannotWrite, "cannot rename the migrated store into place: \(String(cString: strerror(errno)))", path: url.path)
+            throw PersistentStoreError(.cannotWrite, "cannot rename the migrated store into place: \(String(cString: strerror(errno)))", path: url.path)
         }
         // External binary data: the new folder replaces the old one.
         let oldData = ValueCoding.externalDataFolder(forStoreAt: url)
@@ -241,7 +241,7 @@ public struct MappingMigration {
             do {
                 try fm.moveItem(at: newData, to: oldData)
             } catch {
-                throw StoreError(.cannotWrite, "the store was migrated but its external data could not be moved from \(newData.path): \(error.localizedDescription)", path: url.path)
+                throw PersistentStoreError(.cannotWrite, "the store was migrated but its external data could not be moved from \(newData.path): \(error.localizedDescription)", path: url.path)
             }
         }
         try? fm.removeItem(at: newData.deletingLastPathComponent())

@@ -59,7 +59,7 @@ public struct ManagedObjectError: Error, Sendable, CustomStringConvertible, Equa
 ///
 /// Codes are Core Data's (`NSValidationMissingMandatoryPropertyError` = 1570, …); the error as
 /// a whole is `NSValidationMultipleErrorsError` (1560) when it holds more than one failure.
-public struct ValidationError: Error, Sendable, CustomStringConvertible, Equatable {
+public struct ObjectValidationError: Error, Sendable, CustomStringConvertible, Equatable {
     /// One failed rule.
     public struct Failure: Sendable, Hashable, CustomStringConvertible {
         /// Core Data's validation error codes.

@@ -8,9 +8,9 @@ extension ManagedObjectContext {
     /// persistent history recorded when the store keeps it. This context's objects are not
     /// changed: merge the deleted IDs with ``mergeChanges(fromRemoteContextSave:into:)``.
     ///
-    /// - Throws: ``StoreError`` (`readOnly`) for a read-only store; ``BatchRequestError`` for
+    /// - Throws: ``PersistentStoreError`` (`readOnly`) for a read-only store; ``BatchRequestError`` for
     ///   objects of another entity, a Deny rule with destinations, a Nullify rule on a
-    ///   required inverse, or Cascade rules deeper than 100 levels; ``FetchError`` for a bad
+    ///   required inverse, or Cascade rules deeper than 100 levels; ``FetchRequestError`` for a bad
     ///   predicate. Nothing is written then.
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
         try runBatch(request.resultType) { store in try store.executeBatchDelete(request) }
@@ -20,9 +20,9 @@ extension ManagedObjectContext {
     /// selects get the new values and `Z_OPT = Z_OPT+1`, in one transaction. Validation does
     /// not run; this context's objects are not changed (merge the updated IDs).
     ///
-    /// - Throws: ``StoreError`` (`readOnly`); ``BatchRequestError`` for an unknown,
+    /// - Throws: ``PersistentStoreError`` (`readOnly`); ``BatchRequestError`` for an unknown,
     ///   relationship, transient or derived key, a value of the wrong type, or an expression
-    ///   with no SQL form; ``FetchError`` for a bad predicate.
+    ///   with no SQL form; ``FetchRequestError`` for a bad predicate.
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         try runBatch(request.resultType) { store in try store.executeBatchUpdate(request) }
     }
@@ -32,7 +32,7 @@ extension ManagedObjectContext {
     /// uniqueness constraint ignored or upserted as ``mergePolicy`` decides (see
     /// ``BatchInsertRequest``), all in one transaction.
     ///
-    /// - Throws: ``StoreError`` (`readOnly`); ``BatchRequestError`` naming the row and key for
+    /// - Throws: ``PersistentStoreError`` (`readOnly`); ``BatchRequestError`` naming the row and key for
     ///   an unknown key, a relationship, a value of the wrong type, or (with `.fail`) a
     ///   duplicate. Nothing is written then.
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
@@ -69,7 +69,7 @@ extension ManagedObjectContext {
         let store = self.store
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if store.isReadOnly {
-            throw StoreError(.readOnly, store.readOnlyReason ?? "the store is read-only: batch request refused, nothing was written", path: store.path)
+            throw PersistentStoreError(.readOnly, store.readOnlyReason ?? "the store is read-only: batch request refused, nothing was written", path: store.path)
         }
         _ = store.triggerReports.drain()
         let process = ProcessInfo.processInfo.processName

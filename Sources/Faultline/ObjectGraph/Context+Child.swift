@@ -126,7 +126,7 @@ extension ManagedObjectContext {
         turnIntoFault(object)
     }
 
-    /// ``mergeChanges(fromContextDidSave:)`` in a child: updated objects refresh from the
+    /// ``mergeChanges(fromContextDidSave:)-(SaveNotification)`` in a child: updated objects refresh from the
     /// parent (merge the notification into the parent first), deleted ones are forgotten.
     func mergeChangesIntoChild(_ notification: SaveNotification) {
         adoptPermanentIDsFromParent()
@@ -152,7 +152,7 @@ extension ManagedObjectContext {
     /// IDs until the parent saves them. Returns the IDs pushed (for ``didSave``) and the
     /// objects deleted.
     ///
-    /// - Throws: ``ValidationError``; ``ManagedObjectError`` (`notInContext`) when an object
+    /// - Throws: ``ObjectValidationError``; ``ManagedObjectError`` (`notInContext`) when an object
     ///   changed here no longer exists in the parent. On failure the parent is unchanged and
     ///   the child keeps its changes.
     func saveToParent() throws -> (SaveNotification, deleted: [ManagedObject])? {

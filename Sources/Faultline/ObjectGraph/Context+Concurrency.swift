@@ -357,7 +357,7 @@ extension ManagedObjectContext {
     /// fault, else one loaded now (from the store, or for a child context from its parent).
     /// The way to bring an object from another context into this one is to pass its ID.
     ///
-    /// - Throws: ``FetchError`` when no such object exists (the row is gone, or a temporary
+    /// - Throws: ``FetchRequestError`` when no such object exists (the row is gone, or a temporary
     ///   ID is unknown here).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         checkAccess()
@@ -366,7 +366,7 @@ extension ManagedObjectContext {
             return object
         }
         if id.isTemporaryID, parent == nil {
-            throw FetchError("object \(id.uriRepresentation) is not in this context: a temporary ID belongs to the context that inserted the object (save it first)")
+            throw FetchRequestError("object \(id.uriRepresentation) is not in this context: a temporary ID belongs to the context that inserted the object (save it first)")
         }
         let object = self.object(with: id)
         do {

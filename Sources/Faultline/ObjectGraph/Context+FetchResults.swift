@@ -24,7 +24,7 @@ import Foundation
 extension ManagedObjectContext {
     /// Runs a request of any ``FetchRequest/resultType``.
     ///
-    /// - Throws: as ``fetch(_:)``; ``FetchError`` for an invalid combination (grouping without
+    /// - Throws: as ``fetch(_:)``; ``FetchRequestError`` for an invalid combination (grouping without
     ///   dictionaries, `HAVING` without grouping, unknown keys, unsupported functions).
     public func execute(_ request: FetchRequest) throws -> FetchResult {
         switch request.resultType {
@@ -78,10 +78,10 @@ extension ManagedObjectContext {
     /// Core Data's rule: grouping and `HAVING` need the dictionary result type.
     func checkGrouping(_ request: FetchRequest) throws {
         if let groups = request.propertiesToGroupBy, !groups.isEmpty, request.resultType != .dictionary {
-            throw FetchError("Invalid fetch request: GROUP BY requires NSDictionaryResultType (propertiesToGroupBy needs resultType .dictionary)")
+            throw FetchRequestError("Invalid fetch request: GROUP BY requires NSDictionaryResultType (propertiesToGroupBy needs resultType .dictionary)")
         }
         if request.havingPredicate != nil, request.resultType != .dictionary {
-            throw FetchError("a havingPredicate needs resultType .dictionary and propertiesToGroupBy")
+            throw FetchRequestError("a havingPredicate needs resultType .dictionary and propertiesToGroupBy")
         }
     }
 

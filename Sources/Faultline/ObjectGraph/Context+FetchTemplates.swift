@@ -11,13 +11,13 @@ extension ManagedObjectModel {
     /// let recipes = try context.fetch(request)
     /// ```
     ///
-    /// - Throws: ``FetchError`` when the model has no such template, its predicate does not
+    /// - Throws: ``FetchRequestError`` when the model has no such template, its predicate does not
     ///   parse, or a variable it names has no value (Core Data: "Can't get value for 'NAME'
     ///   in bindings").
     public func fetchRequest(fromTemplate name: String, substitutionVariables: [String: Any?] = [:]) throws -> FetchRequest {
         guard let template = fetchRequestTemplates[name] else {
             let names = fetchRequestTemplates.keys.sorted()
-            throw FetchError("the model has no fetch request template named \(name)" + (names.isEmpty ? " (it has none)" : "; templates: \(names.joined(separator: ", "))"))
+            throw FetchRequestError("the model has no fetch request template named \(name)" + (names.isEmpty ? " (it has none)" : "; templates: \(names.joined(separator: ", "))"))
         }
         return try FetchRequest(template: template, substitutionVariables: substitutionVariables, context: "template \(name)")
     }
@@ -33,11 +33,11 @@ extension FetchRequest {
                 predicate = try FLPredicate(format: format)
                 predicate = try predicate.substituting(substitutionVariables)
             } catch {
-                throw FetchError("the predicate of \(context) (\(format)) cannot be used: \(error)")
+                throw FetchRequestError("the predicate of \(context) (\(format)) cannot be used: \(error)")
             }
             let missing = SQLiteStore.variables(in: predicate).sorted()
             if let first = missing.first {
-                throw FetchError("Can't get value for '\(first)' in bindings of \(context) (\(format)); pass it in substitutionVariables")
+                throw FetchRequestError("Can't get value for '\(first)' in bindings of \(context) (\(format)); pass it in substitutionVariables")
             }
             self.predicate = predicate
         }
@@ -67,11 +67,11 @@ extension ManagedObjectContext {
     /// // SELECT 0, t0.Z_PK, t0.Z_OPT, … FROM ZRECIPE t0 WHERE ( t0.ZTYPE = ? AND  t0.Z_PK <> ?)
     /// ```
     ///
-    /// - Throws: ``FetchError`` when the entity has no such fetched property or its request
+    /// - Throws: ``FetchRequestError`` when the entity has no such fetched property or its request
     ///   cannot run.
     public func fetchedProperty(_ name: String, of object: ManagedObject) throws -> [ManagedObject] {
         guard let property = object.entity.fetchedProperties.first(where: { $0.name == name }) else {
-            throw FetchError("entity \(object.entity.name) has no fetched property \(name)")
+            throw FetchRequestError("entity \(object.entity.name) has no fetched property \(name)")
         }
         return try fetchedPropertyValue(property, of: object)
     }
@@ -92,12 +92,12 @@ extension ManagedObjectContext {
                 parsed = try FLPredicate(format: format)
                 try FLNestingDepth.check(parsed)
             } catch {
-                throw FetchError("the predicate of \(context) (\(format)) cannot be used: \(error)")
+                throw FetchRequestError("the predicate of \(context) (\(format)) cannot be used: \(error)")
             }
             let bound = try FetchVariables(source: object, property: property).predicate(parsed)
             let missing = SQLiteStore.variables(in: bound).sorted()
             if let first = missing.first {
-                throw FetchError("Can't get value for '\(first)' in bindings of \(context) (\(format)); only $FETCH_SOURCE and $FETCHED_PROPERTY are bound")
+                throw FetchRequestError("Can't get value for '\(first)' in bindings of \(context) (\(format)); only $FETCH_SOURCE and $FETCHED_PROPERTY are bound")
             }
             request.predicate = bound
         }
@@ -141,7 +141,7 @@ private struct FetchVariables {
                 switch parts.first {
                 case "name": return .constant(.string(property.name))
                 case "userInfo" where parts.count == 2: return try constant(property.userInfo[parts[1]], "$FETCHED_PROPERTY.\(keyPath)")
-                default: throw FetchError("$FETCHED_PROPERTY.\(keyPath) is not known (name, userInfo.KEY)")
+                default: throw FetchRequestError("$FETCHED_PROPERTY.\(keyPath) is not known (name, userInfo.KEY)")
                 }
             }
             return FLExpression(.member(try expression(base), keyPath: keyPath))
@@ -154,7 +154,7 @@ private struct FetchVariables {
     private func constant(_ value: Any?, _ what: String) throws -> FLExpression {
         if let object = value as? ManagedObject { return .constant(.object(FLObjectReference(object.objectID))) }
         if let objects = value as? [ManagedObject] { return .constant(.array(objects.map { .object(FLObjectReference($0.objectID)) })) }
-        guard let converted = FLValue(converting: value) else { throw FetchError("the value of \(what) cannot appear in a predicate") }
+        guard let converted = FLValue(converting: value) else { throw FetchRequestError("the value of \(what) cannot appear in a predicate") }
         return .constant(converted)
     }
 }

@@ -47,7 +47,7 @@ public struct ContextChange: Sendable, Hashable, CustomStringConvertible {
     public var deleted: Set<ManagedObjectID> = []
     /// Objects whose values were reloaded or reverted (refresh, merge, rollback).
     public var refreshed: Set<ManagedObjectID> = []
-    /// Objects that left the context because their row is gone (and, after ``reset()``, every
+    /// Objects that left the context because their row is gone (and, after ``ManagedObjectContext/reset()``, every
     /// object the context had).
     public var invalidated: Set<ManagedObjectID> = []
     /// Whether every object of the context was invalidated (``ManagedObjectContext/reset()``).

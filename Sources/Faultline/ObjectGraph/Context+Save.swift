@@ -91,7 +91,7 @@ extension ManagedObjectContext {
     /// Every value is bound. On any failure nothing is written and the context keeps all
     /// its changes, so the save can be retried.
     ///
-    /// - Throws: ``StoreError`` (`readOnly`) for a read-only store; ``ValidationError``
+    /// - Throws: ``PersistentStoreError`` (`readOnly`) for a read-only store; ``ObjectValidationError``
     ///   with every failure; ``MergeConflictError`` when rows changed in the store since they
     ///   were read and ``mergePolicy`` is `.error`; a SQLite error (e.g. busy after the
     ///   timeout).
@@ -128,7 +128,7 @@ extension ManagedObjectContext {
         // A guessed or unchecked model could write wrong types, lose external-storage
         // markers and the like: Core Data never writes without the store's real model.
         if store.isReadOnly {
-            throw StoreError(.readOnly, store.readOnlyReason ?? "the store is read-only: save refused, nothing was written", path: store.path)
+            throw PersistentStoreError(.readOnly, store.readOnlyReason ?? "the store is read-only: save refused, nothing was written", path: store.path)
         }
         try processPendingChanges()
         try validatePendingChanges()

@@ -5,9 +5,9 @@ import Foundation
 extension ManagedObjectContext {
     /// Checks every inserted and changed object against its model (required properties,
     /// minimum and maximum values, lengths and counts, patterns) and every deleted object
-    /// against its Deny rules; throws one ``ValidationError`` listing all failures.
+    /// against its Deny rules; throws one ``ObjectValidationError`` listing all failures.
     public func validatePendingChanges() throws {
-        var failures: [ValidationError.Failure] = []
+        var failures: [ObjectValidationError.Failure] = []
         for object in ManagedObjectContext.inSaveOrder(touched.values) {
             if object.isDeleted {
                 if !object.isInserted { failures += try denyFailures(object) }
@@ -16,14 +16,14 @@ extension ManagedObjectContext {
             }
         }
         guard failures.isEmpty else {
-            throw ValidationError(failures: failures.sorted {
+            throw ObjectValidationError(failures: failures.sorted {
                 ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
             })
         }
     }
 
-    private func denyFailures(_ object: ManagedObject) throws -> [ValidationError.Failure] {
-        var failures: [ValidationError.Failure] = []
+    private func denyFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
+        var failures: [ObjectValidationError.Failure] = []
         for relationship in object.entity.relationships where relationship.deleteRule == .deny {
             let remaining = try relatedIDs(of: object, relationship).filter { !(registeredObjects[$0]?.isDeleted ?? false) }
             if !remaining.isEmpty {
@@ -35,9 +35,9 @@ extension ManagedObjectContext {
         return failures
     }
 
-    private func propertyFailures(_ object: ManagedObject) throws -> [ValidationError.Failure] {
-        var failures: [ValidationError.Failure] = []
-        func fail(_ code: ValidationError.Failure.Code, _ key: String, _ message: String) {
+    private func propertyFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
+        var failures: [ObjectValidationError.Failure] = []
+        func fail(_ code: ObjectValidationError.Failure.Code, _ key: String, _ message: String) {
             failures.append(.init(code: code, entityName: object.entity.name, objectID: object.objectID, key: key, message: message))
         }
         // A fault changed only in a to-many (kept from the other side) has its stored,

@@ -56,14 +56,14 @@ public final class FetchedResultsController {
 
     /// Creates a controller; nothing is fetched until ``performFetch()``.
     ///
-    /// - Throws: ``FetchError`` when the request has no sort descriptors (the controller
+    /// - Throws: ``FetchRequestError`` when the request has no sort descriptors (the controller
     ///   needs an order, as Core Data's does) or its entity is not in the model.
     public init(fetchRequest: FetchRequest, context: ManagedObjectContext, sectionNameKeyPath: String? = nil) throws {
         guard !fetchRequest.sortDescriptors.isEmpty else {
-            throw FetchError("a fetched-results controller needs a fetch request with at least one sort descriptor (entity \(fetchRequest.entityName))")
+            throw FetchRequestError("a fetched-results controller needs a fetch request with at least one sort descriptor (entity \(fetchRequest.entityName))")
         }
         guard let entity = context.coordinator.model.entity(named: fetchRequest.entityName) else {
-            throw FetchError("entity \(fetchRequest.entityName) not found in the model")
+            throw FetchRequestError("entity \(fetchRequest.entityName) not found in the model")
         }
         self.fetchRequest = fetchRequest
         self.context = context

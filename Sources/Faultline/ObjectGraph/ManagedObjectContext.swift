@@ -39,7 +39,7 @@ public final class ManagedObjectContext {
     public var didSave: ((SaveNotification) -> Void)?
     /// Everything the last batch request run by this context changed in the store (its
     /// own rows and those its delete rules reached), whatever its result type: ready for
-    /// ``mergeChanges(fromContextDidSave:)``.
+    /// ``mergeChanges(fromContextDidSave:)-(SaveNotification)``.
     public internal(set) var lastBatchChanges: SaveNotification?
     /// Whether user-level changes are recorded for ``undo()`` (default true).
     public var isUndoEnabled = true
@@ -91,7 +91,7 @@ public final class ManagedObjectContext {
 
     /// Fetches the objects a request describes.
     ///
-    /// - Throws: ``FetchError`` when the entity or a key path is unknown; ``StoreError`` or a
+    /// - Throws: ``FetchRequestError`` when the entity or a key path is unknown; ``PersistentStoreError`` or a
     ///   SQLite error when the store fails.
     ///
     /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
@@ -106,7 +106,7 @@ public final class ManagedObjectContext {
         case .managedObject: break
         case .managedObjectID: return try fetchObjectIDs(request).map { object(with: $0) }
         case .dictionary, .count:
-            throw FetchError("fetch(_:) returns managed objects; run a \(request.resultType) request with execute(_:)")
+            throw FetchRequestError("fetch(_:) returns managed objects; run a \(request.resultType) request with execute(_:)")
         }
         try checkGrouping(request)
         let objects = try fetchFromStore(request)
@@ -159,7 +159,7 @@ public final class ManagedObjectContext {
         for name in keyPath.split(separator: ".").map(String.init) {
             guard let first = level.first else { return }
             guard let relationship = first.entity.relationship(named: name) else {
-                throw FetchError("keypath \(name) not found in entity \(first.entity.name)")
+                throw FetchRequestError("keypath \(name) not found in entity \(first.entity.name)")
             }
             let origin = "\(first.entity.name).\(name)"
             var next: [ManagedObject] = []
@@ -331,7 +331,7 @@ public final class ManagedObjectContext {
     /// already brought its row (no SQL), else from the store.
     func fireFault(_ object: ManagedObject) throws {
         guard try fireFaultIfRowExists(object) else {
-            throw FetchError("object \(object.objectID.uriRepresentation) no longer exists in the store")
+            throw FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store")
         }
     }
 
@@ -467,7 +467,7 @@ public struct FaultEvent: Sendable, Hashable {
 }
 
 /// An error in a fetch request: unknown entity, key path or option.
-public struct FetchError: Error, Sendable, CustomStringConvertible, Equatable {
+public struct FetchRequestError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A sentence saying what is wrong.
     public var message: String
 

@@ -102,7 +102,7 @@ final class MigrationPlanner {
         do {
             self.existingTables = try connection.tableNames()
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: path)
+            throw PersistentStoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: path)
         }
         for em in mapping.entityMappings {
             guard let s = em.source, let sn = src.entities[s.name]?.entityNumber, let dn = dst.entities[em.destination.name]?.entityNumber else { continue }
@@ -122,7 +122,7 @@ final class MigrationPlanner {
 
     func current(_ table: String) -> String { currentName[table] ?? table }
 
-    func failure(_ message: String) -> StoreError { StoreError(.migrationFailed, message + "; nothing was changed", path: path) }
+    func failure(_ message: String) -> PersistentStoreError { PersistentStoreError(.migrationFailed, message + "; nothing was changed", path: path) }
 
     // MARK: The plan
 
@@ -130,7 +130,7 @@ final class MigrationPlanner {
         do {
             return try makePlan()
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
+            throw PersistentStoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
         }
     }
 

@@ -91,7 +91,7 @@ public struct LightweightMigration {
     /// Prepares a migration of the store at `storeURL` from `sourceModel` to
     /// `destinationModel`. Nothing is read or written yet.
     ///
-    /// - Throws: ``StoreError`` with code ``StoreError/Code/inferredMappingFailed`` (Core
+    /// - Throws: ``PersistentStoreError`` with code ``PersistentStoreError/Code/inferredMappingFailed`` (Core
     ///   Data's 134190) listing ``InferredMapping/problems`` when the mapping cannot be
     ///   inferred.
     public init(storeURL: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, vfsName: String? = nil) throws {
@@ -106,11 +106,11 @@ public struct LightweightMigration {
     /// The statements ``run(log:)`` would run, worked out from the store as it is now,
     /// without changing a byte of it (the store is opened read-only).
     ///
-    /// - Throws: ``StoreError`` when the store cannot be read, was not made by
+    /// - Throws: ``PersistentStoreError`` when the store cannot be read, was not made by
     ///   ``sourceModel``, or holds data the migration cannot carry over.
     public func plan() throws -> Plan {
         let path = storeURL.path
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.fileNotFound, "no such store file", path: path) }
+        guard FileManager.default.fileExists(atPath: path) else { throw PersistentStoreError(.fileNotFound, "no such store file", path: path) }
         try SQLiteStore.requireRegularFiles(path: path)
         return try SQLiteStore.withReadOnlyConnection(path: path) { connection in
             try LightweightMigration.checkSource(connection, model: sourceModel, path: path)
@@ -122,18 +122,18 @@ public struct LightweightMigration {
     ///
     /// - Parameter log: a SQL log to attach to the migration's connection (Core Data's
     ///   SQLDebug format), or nil.
-    /// - Throws: ``StoreError`` with code ``StoreError/Code/migrationFailed`` (Core Data's
+    /// - Throws: ``PersistentStoreError`` with code ``PersistentStoreError/Code/migrationFailed`` (Core Data's
     ///   134110) naming the statement or check that failed; the store is left as it was.
     @discardableResult
     public func run(log: SQLLog? = nil) throws -> Result {
         let path = storeURL.path
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.fileNotFound, "no such store file", path: path) }
+        guard FileManager.default.fileExists(atPath: path) else { throw PersistentStoreError(.fileNotFound, "no such store file", path: path) }
         try SQLiteStore.requireRegularFiles(path: path)
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: .readWrite, vfs: vfsName)
         } catch let error as SQLiteError {
-            throw StoreError(.cannotOpen, error.message, path: path)
+            throw PersistentStoreError(.cannotOpen, error.message, path: path)
         }
         connection.setBusyTimeout(milliseconds: 5000)
         try CoreDataFunctions.register(on: connection)
@@ -145,7 +145,7 @@ public struct LightweightMigration {
 
     static func requireInferable(_ mapping: InferredMapping, path: String) throws {
         guard mapping.isInferable else {
-            throw StoreError(
+            throw PersistentStoreError(
                 .inferredMappingFailed,
                 "Can't find or automatically infer mapping model for migration: " + mapping.problems.joined(separator: "; "),
                 path: path)
@@ -156,11 +156,11 @@ public struct LightweightMigration {
     static func checkSource(_ connection: Connection, model: ManagedObjectModel, path: String) throws {
         let (_, _, hashes) = try SQLiteStore.readMetadata(connection, path: path)
         guard let hashes else {
-            throw StoreError(.missingSourceModel, "the store's metadata has no version hashes, so the model that made it cannot be checked: not migrated", path: path)
+            throw PersistentStoreError(.missingSourceModel, "the store's metadata has no version hashes, so the model that made it cannot be checked: not migrated", path: path)
         }
         guard model.isCompatible(withStoreVersionHashes: hashes) else {
             let differing = model.entitiesDiffering(fromStoreVersionHashes: hashes)
-            throw StoreError(.missingSourceModel, "the source model is not the one that made the store (entities \(differing.joined(separator: ", ")) differ): not migrated", path: path)
+            throw PersistentStoreError(.missingSourceModel, "the source model is not the one that made the store (entities \(differing.joined(separator: ", ")) differ): not migrated", path: path)
         }
     }
 
@@ -169,7 +169,7 @@ public struct LightweightMigration {
     static func migrate(connection: Connection, mapping: InferredMapping, source: ManagedObjectModel, destination: ManagedObjectModel, path: String) throws -> Result {
         try requireInferable(mapping, path: path)
         if connection.isReadOnly {
-            throw StoreError(.readOnly, "migrating a store needs a writable open (readOnly: false) with migratePersistentStoresAutomatically and inferMappingModelAutomatically", path: path)
+            throw PersistentStoreError(.readOnly, "migrating a store needs a writable open (readOnly: false) with migratePersistentStoresAutomatically and inferMappingModelAutomatically", path: path)
         }
         do {
             return try connection.transaction(.immediate) {
@@ -184,20 +184,20 @@ public struct LightweightMigration {
                     do {
                         try connection.execute(statement.sql, statement.arguments)
                     } catch let error as SQLiteError {
-                        throw StoreError(.migrationFailed, "migration failed at \(statement.sql): \(error.message); nothing was changed", path: path)
+                        throw PersistentStoreError(.migrationFailed, "migration failed at \(statement.sql): \(error.message); nothing was changed", path: path)
                     }
                 }
                 let problems = try SchemaConformance.problems(connection: connection, model: destination, integrity: true)
                 if !problems.isEmpty {
-                    throw StoreError(.migrationFailed, "the migrated store does not match the destination model: " + problems.joined(separator: "; ") + "; nothing was changed", path: path)
+                    throw PersistentStoreError(.migrationFailed, "the migrated store does not match the destination model: " + problems.joined(separator: "; ") + "; nothing was changed", path: path)
                 }
                 let after = try rowCounts(connection)
                 return Result(plan: plan, rowsBefore: before, rowsAfter: after)
             }
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             throw error
         } catch let error as SQLiteError {
-            throw StoreError(.migrationFailed, "migration failed: \(error.message); nothing was changed", path: path)
+            throw PersistentStoreError(.migrationFailed, "migration failed: \(error.message); nothing was changed", path: path)
         }
     }
 

@@ -10,7 +10,7 @@ extension PersistentStoreCoordinator {
     /// coordinator.store.modelSource  // .modelCache
     /// ```
     ///
-    /// - Throws: ``StoreError`` when the store cannot be opened or has no readable model.
+    /// - Throws: ``PersistentStoreError`` when the store cannot be opened or has no readable model.
     public convenience init(storeURL: URL, options: SQLiteStore.Options = .init()) throws {
         self.init(store: try SQLiteStore(url: storeURL, options: options))
     }

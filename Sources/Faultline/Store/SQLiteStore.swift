@@ -33,7 +33,7 @@ public final class SQLiteStore {
         /// ``inferMappingModelAutomatically`` and a writable open, a store made by another
         /// version of the model is migrated in place when it opens (see
         /// ``LightweightMigration``). False by default: such a store fails to open with
-        /// ``StoreError/Code/incompatibleModel`` (134100).
+        /// ``PersistentStoreError/Code/incompatibleModel`` (134100).
         public var migratePersistentStoresAutomatically: Bool
         /// Core Data's `NSInferMappingModelAutomaticallyOption`: the mapping from the store's
         /// model to the new one is inferred (``InferredMapping``). Needed with
@@ -106,11 +106,11 @@ public final class SQLiteStore {
     ///
     /// An existing store is checked against the model first: when the version hashes in its
     /// metadata (`NSStoreModelVersionHashes`) differ from the model's, opening fails with
-    /// ``StoreError/Code/incompatibleModel`` (Core Data's 134100) naming each entity that was
+    /// ``PersistentStoreError/Code/incompatibleModel`` (Core Data's 134100) naming each entity that was
     /// added, removed or changed. A store without hashes opens with a warning. The mapping is
     /// then read from the store itself (see ``SchemaMapping/init(model:reconciledWith:)``).
     ///
-    /// - Throws: ``StoreError`` when the file is missing (and may not be created), is not a
+    /// - Throws: ``PersistentStoreError`` when the file is missing (and may not be created), is not a
     ///   Core Data store, cannot be read, or does not match the model.
     public convenience init(url: URL, model: ManagedObjectModel, options: Options = Options()) throws {
         try self.init(url: url, resolving: .given(model), options: options)
@@ -125,7 +125,7 @@ public final class SQLiteStore {
     /// store.modelSource   // .modelCache
     /// ```
     ///
-    /// - Throws: ``StoreError`` when the file is missing, is not a Core Data store, or its
+    /// - Throws: ``PersistentStoreError`` when the file is missing, is not a Core Data store, or its
     ///   model cache cannot be decoded.
     public convenience init(url: URL, options: Options = Options()) throws {
         try self.init(url: url, resolving: .fromStore, options: options)
@@ -150,10 +150,10 @@ public final class SQLiteStore {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists && !(options.createIfMissing && !options.readOnly) {
-            throw StoreError(.fileNotFound, "no such store file", path: path)
+            throw PersistentStoreError(.fileNotFound, "no such store file", path: path)
         }
         if !exists, case .fromStore = resolution {
-            throw StoreError(.noModel, "cannot create a store without a model", path: path)
+            throw PersistentStoreError(.noModel, "cannot create a store without a model", path: path)
         }
         if exists { try SQLiteStore.requireRegularFiles(path: path) }
         self.url = url
@@ -178,7 +178,7 @@ public final class SQLiteStore {
                 connection = try Connection(path: path, mode: exists ? .readWrite : .readWriteCreate, vfs: options.vfsName)
             }
         } catch let error as SQLiteError {
-            throw StoreError(.cannotOpen, error.message, path: path)
+            throw PersistentStoreError(.cannotOpen, error.message, path: path)
         }
         self.connection = connection
         try CoreDataFunctions.register(on: connection, reports: triggerReports)
@@ -194,7 +194,7 @@ public final class SQLiteStore {
                     options.migratePersistentStoresAutomatically, options.inferMappingModelAutomatically
                 {
                     guard !options.readOnly, !connection.isReadOnly else {
-                        throw StoreError(
+                        throw PersistentStoreError(
                             .incompatibleModel,
                             "the store was made by another version of the model and needs migrating, which needs a writable open (readOnly: false) with migratePersistentStoresAutomatically and inferMappingModelAutomatically; a read-only open never migrates",
                             path: path)
@@ -214,7 +214,7 @@ public final class SQLiteStore {
                 var cacheProblem: String?
                 do {
                     cached = try SQLiteStore.cachedModel(connection: connection, path: path)
-                } catch let error as StoreError where error.code == .noModel {
+                } catch let error as PersistentStoreError where error.code == .noModel {
                     cacheProblem = error.message
                     cached = nil
                 }
@@ -258,7 +258,7 @@ public final class SQLiteStore {
             }
         } else {
             guard case .given(let model) = resolution else {
-                throw StoreError(.noModel, "cannot create a store without a model", path: path)
+                throw PersistentStoreError(.noModel, "cannot create a store without a model", path: path)
             }
             self.model = model
             self.modelSource = .given
@@ -290,10 +290,10 @@ public final class SQLiteStore {
                 if cached.isCompatible(withStoreVersionHashes: storeHashes) { return cached }
                 why = "the model in its Z_MODELCACHE does not match its version hashes"
             }
-        } catch let error as StoreError {
+        } catch let error as PersistentStoreError {
             why = error.message
         }
-        throw StoreError(
+        throw PersistentStoreError(
             .missingSourceModel,
             "cannot find the model that made the store, so it cannot be migrated: \(why), and none of the \(candidates.count) models in Options.migrationSourceModels has its version hashes",
             path: path)
@@ -310,11 +310,11 @@ public final class SQLiteStore {
     /// The model a store caches in `Z_MODELCACHE`, or nil when it has none (stores written
     /// before about 2019 do not). Opens the file read-only and changes no byte of it.
     ///
-    /// - Throws: ``StoreError`` when the file cannot be opened, or the cache does not decode.
+    /// - Throws: ``PersistentStoreError`` when the file cannot be opened, or the cache does not decode.
     public static func cachedModel(at url: URL) throws -> ManagedObjectModel? {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError(.fileNotFound, "no such store file", path: path)
+            throw PersistentStoreError(.fileNotFound, "no such store file", path: path)
         }
         try requireRegularFiles(path: path)
         return try withReadOnlyConnection(path: path) { try cachedModel(connection: $0, path: path) }
@@ -323,10 +323,10 @@ public final class SQLiteStore {
     /// The store's `NSStoreModelVersionHashes` (entity name → version hash), read without
     /// changing a byte; nil when its metadata has none.
     ///
-    /// - Throws: ``StoreError`` when the file cannot be opened or is not a Core Data store.
+    /// - Throws: ``PersistentStoreError`` when the file cannot be opened or is not a Core Data store.
     public static func versionHashes(at url: URL) throws -> [String: Data]? {
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.fileNotFound, "no such store file", path: path) }
+        guard FileManager.default.fileExists(atPath: path) else { throw PersistentStoreError(.fileNotFound, "no such store file", path: path) }
         try requireRegularFiles(path: path)
         return try withReadOnlyConnection(path: path) { try readMetadata($0, path: path).2 }
     }
@@ -340,7 +340,7 @@ public final class SQLiteStore {
         do {
             connection = try Connection(path: plan.path, mode: .readOnly, readOnlyOptions: plan.options)
         } catch let error as SQLiteError {
-            throw StoreError(.cannotOpen, error.message, path: path)
+            throw PersistentStoreError(.cannotOpen, error.message, path: path)
         }
         return try body(connection)
     }
@@ -350,7 +350,7 @@ public final class SQLiteStore {
     static func requireRegularFiles(path: String) throws {
         for file in [path, path + "-wal", path + "-shm"] {
             if let problem = RegularFile.problem(atPath: file) {
-                throw StoreError(.cannotOpen, file == path ? "this is \(problem), not a store file: refused" : "\(file) is \(problem), not a store's file: refused", path: path)
+                throw PersistentStoreError(.cannotOpen, file == path ? "this is \(problem), not a store file: refused" : "\(file) is \(problem), not a store's file: refused", path: path)
             }
         }
     }
@@ -363,12 +363,12 @@ public final class SQLiteStore {
             else { return nil }
             blob = data
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read Z_MODELCACHE: \(error.message)", path: path)
+            throw PersistentStoreError(.notAStore, "cannot read Z_MODELCACHE: \(error.message)", path: path)
         }
         do {
             return try ManagedObjectModel(storeModelCacheBlob: blob, source: "\(path) (Z_MODELCACHE)")
         } catch let error as ModelError {
-            throw StoreError(.noModel, "the model in Z_MODELCACHE cannot be read: \(error.message)", path: path)
+            throw PersistentStoreError(.noModel, "the model in Z_MODELCACHE cannot be read: \(error.message)", path: path)
         }
     }
 
@@ -384,7 +384,7 @@ public final class SQLiteStore {
             default: "entity \(name) was changed (its version hash differs)"
             }
         }
-        throw StoreError(
+        throw PersistentStoreError(
             .incompatibleModel,
             "The model used to open the store is incompatible with the one used to create the store: " + details.joined(separator: "; "),
             path: path)
@@ -426,7 +426,7 @@ public final class SQLiteStore {
             return (copy.path, [], folder)
         } catch {
             try? fm.removeItem(at: folder)
-            throw StoreError(.cannotOpen, "cannot read the store's -wal without a -shm beside it, and copying both to a temporary folder failed: \(error.localizedDescription)", path: path)
+            throw PersistentStoreError(.cannotOpen, "cannot read the store's -wal without a -shm beside it, and copying both to a temporary folder failed: \(error.localizedDescription)", path: path)
         }
     }
 
@@ -483,14 +483,14 @@ public final class SQLiteStore {
         let rows: [Row]
         do {
             guard try connection.tableExists("Z_METADATA") else {
-                throw StoreError(.notAStore, "not a Core Data store: it has no Z_METADATA table", path: path)
+                throw PersistentStoreError(.notAStore, "not a Core Data store: it has no Z_METADATA table", path: path)
             }
             rows = try connection.query("SELECT Z_VERSION, Z_UUID, Z_PLIST FROM Z_METADATA")
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
+            throw PersistentStoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
         }
         guard let row = rows.first else {
-            throw StoreError(.notAStore, "not a Core Data store: Z_METADATA is empty", path: path)
+            throw PersistentStoreError(.notAStore, "not a Core Data store: Z_METADATA is empty", path: path)
         }
         let identifier = row[1].string ?? ""
         var metadata: [String: Any] = [:]
@@ -558,7 +558,7 @@ public enum StoreMetadata {
 }
 
 /// An error opening or using a store: what went wrong and the file involved.
-public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+public struct PersistentStoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The kind of problem.
     public enum Code: Int, Sendable, Equatable {
         /// The file does not exist.

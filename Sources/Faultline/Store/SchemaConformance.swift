@@ -26,7 +26,7 @@ public enum SchemaConformance {
     /// The differences between the store at `url` and a store of `model`, one sentence each;
     /// empty when it conforms. Opens the file read-only and changes no byte of it.
     ///
-    /// - Throws: ``StoreError`` when the store cannot be read.
+    /// - Throws: ``PersistentStoreError`` when the store cannot be read.
     public static func problems(storeAt url: URL, model: ManagedObjectModel, integrity: Bool = true) throws -> [String] {
         let path = url.path
         try SQLiteStore.requireRegularFiles(path: path)
@@ -39,7 +39,7 @@ public enum SchemaConformance {
         do {
             return try check(connection, model: model, integrity: integrity)
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: connection.path)
+            throw PersistentStoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: connection.path)
         }
     }
 

@@ -18,7 +18,7 @@ extension SchemaMapping {
     ///
     /// Every correction is recorded in ``reconciliationNotes``.
     ///
-    /// - Throws: ``StoreError`` when `Z_PRIMARYKEY` or a table cannot be read.
+    /// - Throws: ``PersistentStoreError`` when `Z_PRIMARYKEY` or a table cannot be read.
     public init(model: ManagedObjectModel, reconciledWith connection: Connection) throws {
         var numbers: [String: Int] = [:]
         do {
@@ -32,7 +32,7 @@ extension SchemaMapping {
                 }
             }
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read Z_PRIMARYKEY: \(error.message)", path: connection.path)
+            throw PersistentStoreError(.notAStore, "cannot read Z_PRIMARYKEY: \(error.message)", path: connection.path)
         }
         self.init(model: model, entityNumbers: numbers)
         let computed = SchemaMapping(model: model)
@@ -51,7 +51,7 @@ extension SchemaMapping {
             try reconcileJoinTables(connection, existing: existing)
             indexTables()
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: connection.path)
+            throw PersistentStoreError(.notAStore, "cannot read the store's schema: \(error.message)", path: connection.path)
         }
     }
 

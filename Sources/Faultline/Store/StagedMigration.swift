@@ -92,7 +92,7 @@ public struct StagedMigration {
             }
             guard let first = models.first else { continue }
             if let last, last.entityVersionHashesByName != first.entityVersionHashesByName {
-                throw StoreError(.migrationFailed, "stage \(index + 1) does not start at the version stage \(index) ends with: the stages must chain", path: path)
+                throw PersistentStoreError(.migrationFailed, "stage \(index + 1) does not start at the version stage \(index) ends with: the stages must chain", path: path)
             }
             switch stage {
             case .lightweight(let versions):
@@ -108,9 +108,9 @@ public struct StagedMigration {
     /// Migrates the store at `url` from the version that made it to the last version of the
     /// stages, step by step.
     ///
-    /// - Throws: ``StoreError``: ``StoreError/Code/missingSourceModel`` (134130) when no
-    ///   version of the stages made the store; ``StoreError/Code/inferredMappingFailed``
-    ///   (134190) for a step Core Data cannot infer; ``StoreError/Code/migrationFailed``
+    /// - Throws: ``PersistentStoreError``: ``PersistentStoreError/Code/missingSourceModel`` (134130) when no
+    ///   version of the stages made the store; ``PersistentStoreError/Code/inferredMappingFailed``
+    ///   (134190) for a step Core Data cannot infer; ``PersistentStoreError/Code/migrationFailed``
     ///   (134110) naming the stage whose step or code failed. Steps that completed before
     ///   stay done.
     @discardableResult
@@ -118,11 +118,11 @@ public struct StagedMigration {
         let path = url.path
         let steps = try steps(path: path)
         guard let hashes = try SQLiteStore.versionHashes(at: url) else {
-            throw StoreError(.missingSourceModel, "the store's metadata has no version hashes, so the version that made it cannot be found", path: path)
+            throw PersistentStoreError(.missingSourceModel, "the store's metadata has no version hashes, so the version that made it cannot be found", path: path)
         }
         if let final = steps.last?.to, final.isCompatible(withStoreVersionHashes: hashes) { return Result(steps: []) }
         guard let start = steps.firstIndex(where: { $0.from.isCompatible(withStoreVersionHashes: hashes) }) else {
-            throw StoreError(.missingSourceModel, "no version of the migration stages made the store (Core Data's 134130): its entity hashes match none of them", path: path)
+            throw PersistentStoreError(.missingSourceModel, "no version of the migration stages made the store (Core Data's 134130): its entity hashes match none of them", path: path)
         }
         var results: [LightweightMigration.Result] = []
         for step in steps[start...] {
@@ -142,7 +142,7 @@ public struct StagedMigration {
             try handler(context)
             if context.hasChanges { try context.save() }
         } catch {
-            throw StoreError(.migrationFailed, "stage \(stage): the custom code \(when) its migration failed: \(error)", path: url.path)
+            throw PersistentStoreError(.migrationFailed, "stage \(stage): the custom code \(when) its migration failed: \(error)", path: url.path)
         }
     }
 }

@@ -25,15 +25,15 @@ public struct ExternalBinaryDataReference: Hashable, Sendable, CustomStringConve
 
     /// Reads the bytes.
     ///
-    /// - Throws: ``StoreError`` naming the file (or the bad name) when it cannot be read.
+    /// - Throws: ``PersistentStoreError`` naming the file (or the bad name) when it cannot be read.
     public func load() throws -> Data {
         guard let file else {
-            throw StoreError(.cannotOpen, "external binary data \"\(name)\" cannot be read: " + (UUID(uuidString: name) == nil ? "the name is not a UUID" : "the store has no file"))
+            throw PersistentStoreError(.cannotOpen, "external binary data \"\(name)\" cannot be read: " + (UUID(uuidString: name) == nil ? "the name is not a UUID" : "the store has no file"))
         }
         do {
             return try Data(contentsOf: file)
         } catch {
-            throw StoreError(.cannotOpen, "cannot read external binary data: \(error.localizedDescription)", path: file.path)
+            throw PersistentStoreError(.cannotOpen, "cannot read external binary data: \(error.localizedDescription)", path: file.path)
         }
     }
 
@@ -82,21 +82,21 @@ extension SQLiteStore {
     /// Writes the files of a save into ``ValueCoding/externalDataFolder(forStoreAt:)``,
     /// creating it when needed.
     ///
-    /// - Throws: ``StoreError`` naming the file that could not be written.
+    /// - Throws: ``PersistentStoreError`` naming the file that could not be written.
     func writeExternalFiles(_ writes: [ExternalDataWrite]) throws {
         guard let url, !writes.isEmpty else { return }
         let folder = ValueCoding.externalDataFolder(forStoreAt: url)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.cannotWrite, "cannot create the external data folder: \(error.localizedDescription)", path: folder.path)
+            throw PersistentStoreError(.cannotWrite, "cannot create the external data folder: \(error.localizedDescription)", path: folder.path)
         }
         for write in writes {
             let file = folder.appendingPathComponent(write.name)
             do {
                 try write.data.write(to: file, options: .atomic)
             } catch {
-                throw StoreError(.cannotWrite, "cannot write external binary data: \(error.localizedDescription)", path: file.path)
+                throw PersistentStoreError(.cannotWrite, "cannot write external binary data: \(error.localizedDescription)", path: file.path)
             }
         }
     }

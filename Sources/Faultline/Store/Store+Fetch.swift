@@ -67,10 +67,10 @@ extension SQLiteStore {
         return result
     }
 
-    /// The entity, or a ``FetchError`` in Core Data's words.
+    /// The entity, or a ``FetchRequestError`` in Core Data's words.
     func entityForFetch(_ name: String) throws -> (EntityDescription, EntityMapping) {
         guard let entity = model.entity(named: name), let entityMapping = mapping.entity(name) else {
-            throw FetchError("entity \(name) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+            throw FetchRequestError("entity \(name) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
         }
         return (entity, entityMapping)
     }
@@ -126,12 +126,12 @@ extension SQLiteStore {
         try translatingPredicateErrors { try PredicateSQL(mapping: mapping, entityName: entityName) }
     }
 
-    /// Runs predicate compilation, turning its errors into ``FetchError``s (same words).
+    /// Runs predicate compilation, turning its errors into ``FetchRequestError``s (same words).
     func translatingPredicateErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PredicateSQLError {
-            throw FetchError(error.message)
+            throw FetchRequestError(error.message)
         }
     }
 

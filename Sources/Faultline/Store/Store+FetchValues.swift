@@ -16,18 +16,18 @@ extension SQLiteStore {
     /// Compiles a dictionary fetch:
     /// `SELECT [DISTINCT ]<items> FROM ZT t0<joins>[ WHERE …][ GROUP BY  <groups>][ HAVING …][ ORDER BY …][  LIMIT n]`.
     ///
-    /// - Throws: ``FetchError`` for unknown keys, a plain property beside `GROUP BY` that is
+    /// - Throws: ``FetchRequestError`` for unknown keys, a plain property beside `GROUP BY` that is
     ///   not grouped, a `HAVING` without `GROUP BY`, and functions the store cannot compute.
     func dictionaryQuery(for request: FetchRequest) throws -> DictionaryQuery {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         var generator = try predicateSQL(for: request.entityName)
         let properties = request.propertiesToFetch ?? Self.allProperties(of: entity)
-        guard !properties.isEmpty else { throw FetchError("a dictionary fetch of \(entity.name) needs propertiesToFetch") }
+        guard !properties.isEmpty else { throw FetchRequestError("a dictionary fetch of \(entity.name) needs propertiesToFetch") }
         var items: [PredicateSQL.SelectItem] = []
         for property in properties { items.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
         var seen: Set<String> = []
         for item in items where !seen.insert(item.key).inserted {
-            throw FetchError("propertiesToFetch names \(item.key) twice (each name is a key of the result dictionaries)")
+            throw FetchRequestError("propertiesToFetch names \(item.key) twice (each name is a key of the result dictionaries)")
         }
         let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
         var groups: [PredicateSQL.SelectItem] = []
@@ -35,7 +35,7 @@ extension SQLiteStore {
             for property in groupBy { groups.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
             let grouped = Set(groups.map { $0.keyPath ?? $0.key })
             if let loose = items.first(where: { $0.isKeyPath && !grouped.contains($0.keyPath ?? $0.key) }) {
-                throw FetchError(
+                throw FetchRequestError(
                     "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions (\(loose.key) is neither)")
             }
         }
@@ -43,7 +43,7 @@ extension SQLiteStore {
         var aliases: [String: String] = [:]
         var having: PredicateSQL.Piece?
         if let predicate = request.havingPredicate {
-            guard !groups.isEmpty else { throw FetchError("a havingPredicate needs propertiesToGroupBy (HAVING filters groups)") }
+            guard !groups.isEmpty else { throw FetchRequestError("a havingPredicate needs propertiesToGroupBy (HAVING filters groups)") }
             let named = Self.variables(in: predicate)
             for item in items where named.contains(item.key) { aliases[item.key] = "__var\(aliases.count)" }
             generator.selectAliases = aliases
@@ -162,17 +162,17 @@ extension SQLiteStore {
     /// The columns of a partial fetch: those of the named attributes and to-one
     /// relationships, in the entity's own column order.
     ///
-    /// - Throws: ``FetchError`` for a name that is not a stored attribute or to-one of the entity.
+    /// - Throws: ``FetchRequestError`` for a name that is not a stored attribute or to-one of the entity.
     func partialColumns(for entity: EntityDescription, properties: [FetchProperty]) throws -> [SelectedColumn] {
         var names: Set<String> = []
         for property in properties {
             guard case .keyPath(let name) = property else {
-                throw FetchError("propertiesToFetch of a managed-object fetch cannot hold expression descriptions (\(property.name)); use the dictionary result type")
+                throw FetchRequestError("propertiesToFetch of a managed-object fetch cannot hold expression descriptions (\(property.name)); use the dictionary result type")
             }
             if name == "objectID" || name == "self" { continue }
             if let attribute = entity.attribute(named: name), !attribute.isTransient { names.insert(name); continue }
             if let relationship = entity.relationship(named: name), relationship.isToOne, !relationship.isTransient { names.insert(name); continue }
-            throw FetchError("propertiesToFetch of a managed-object fetch of \(entity.name) must name its stored attributes and to-one relationships; \(name) is not one")
+            throw FetchRequestError("propertiesToFetch of a managed-object fetch of \(entity.name) must name its stored attributes and to-one relationships; \(name) is not one")
         }
         return selectedColumns(for: entity).filter { column in
             switch column.target {

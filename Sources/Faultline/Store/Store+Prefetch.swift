@@ -81,7 +81,7 @@ extension SQLiteStore {
             sql += ", t1.\(join.own) FROM \(destinationMapping.table) t0 JOIN \(join.table) t1 ON t0.Z_PK = t1.\(join.other) WHERE t1.\(join.own) IN (SELECT * FROM _Z_intarray0)"
             if relationship.isOrdered, let order = join.order { sql += " ORDER BY t1.\(order)" }
         } else {
-            throw FetchError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
+            throw FetchRequestError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
         }
         let ownerIndex = 3 + columns.count
         let start = DispatchTime.now().uptimeNanoseconds

@@ -27,7 +27,7 @@ extension SQLiteStore {
             sql += "\(join.table) t1 JOIN \(destinationMapping.table) t0 ON t0.Z_PK = t1.\(join.other) WHERE t1.\(join.own) = ?"
             if relationship.isOrdered, let order = join.order { sql += " ORDER BY t1.\(order)" }
         } else {
-            throw FetchError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
+            throw FetchRequestError("relationship \(relationship.name) of entity \(sourceEntity.name) has no foreign key or join table in the store")
         }
         let statement = try connection.cachedStatement(sql)
         try statement.bind([.integer(source.primaryKey)])

@@ -30,7 +30,7 @@ extension SQLiteStore {
     /// Returns the first key; the keys are `first ..< first + count`.
     func reservePrimaryKeys(root: String, count: Int) throws -> Int64 {
         guard let number = mapping.entity(root)?.entityNumber else {
-            throw StoreError(.incompatibleModel, "entity \(root) has no Z_PRIMARYKEY row", path: path)
+            throw PersistentStoreError(.incompatibleModel, "entity \(root) has no Z_PRIMARYKEY row", path: path)
         }
         return try reservePrimaryKeys(entityNumber: number, label: root, count: count)
     }
@@ -52,17 +52,17 @@ extension SQLiteStore {
         case nil, .null?: max = 0
         case .integer(let value)? where value >= 0: max = value
         default:
-            throw StoreError(.cannotOpen, "Z_PRIMARYKEY.Z_MAX of \(root) is \(stored.map { "\($0)" } ?? "missing"), not a key counter: save refused, nothing was written", path: path)
+            throw PersistentStoreError(.cannotOpen, "Z_PRIMARYKEY.Z_MAX of \(root) is \(stored.map { "\($0)" } ?? "missing"), not a key counter: save refused, nothing was written", path: path)
         }
         let (next, overflow) = max.addingReportingOverflow(Int64(count))
         guard !overflow else {
-            throw StoreError(.cannotWrite, "Z_PRIMARYKEY.Z_MAX of \(root) is \(max): no \(count) more primary keys fit in 64 bits; save refused, nothing was written", path: path)
+            throw PersistentStoreError(.cannotWrite, "Z_PRIMARYKEY.Z_MAX of \(root) is \(max): no \(count) more primary keys fit in 64 bits; save refused, nothing was written", path: path)
         }
         try connection.execute(
             "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
             [.integer(next), .integer(Int64(number)), .integer(max)])
         guard connection.changes == 1 else {
-            throw StoreError(.cannotOpen, "could not reserve primary keys for \(root): Z_PRIMARYKEY changed underneath", path: path)
+            throw PersistentStoreError(.cannotOpen, "could not reserve primary keys for \(root): Z_PRIMARYKEY changed underneath", path: path)
         }
         return max + 1
     }

@@ -35,15 +35,15 @@ enum StoreModelInference {
         do {
             return try inferThrowingSQL(connection: connection, path: path)
         } catch let error as SQLiteError {
-            throw StoreError(.notAStore, "cannot infer a model: \(error.message)", path: path)
+            throw PersistentStoreError(.notAStore, "cannot infer a model: \(error.message)", path: path)
         } catch let error as ModelError {
-            throw StoreError(.noModel, "cannot infer a model from the tables: \(error.message)", path: path)
+            throw PersistentStoreError(.noModel, "cannot infer a model from the tables: \(error.message)", path: path)
         }
     }
 
     private static func inferThrowingSQL(connection: Connection, path: String) throws -> Result {
         guard try connection.tableExists("Z_PRIMARYKEY") else {
-            throw StoreError(.notAStore, "not a Core Data store: it has no Z_PRIMARYKEY table", path: path)
+            throw PersistentStoreError(.notAStore, "not a Core Data store: it has no Z_PRIMARYKEY table", path: path)
         }
         var notes: [String] = []
         var entries: [Int: Entry] = [:]

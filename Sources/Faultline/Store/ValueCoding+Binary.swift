@@ -24,7 +24,7 @@ extension ValueCoding {
     /// the bytes, or `0x02` + an ASCII UUID naming a file under
     /// ``externalDataFolder(forStoreAt:)``, which is read. Other contents are returned as they are.
     ///
-    /// - Throws: ``StoreError`` when the name is not a UUID (it could point outside the
+    /// - Throws: ``PersistentStoreError`` when the name is not a UUID (it could point outside the
     ///   folder) or the file cannot be read, naming the file.
     package static func decodeExternalBinary(_ value: SQLValue, storeURL: URL?) throws -> Data? {
         switch externalBinaryValue(value, storeURL: storeURL) {
