@@ -349,17 +349,25 @@ struct Renderer {
         return (result, kept)
     }
 
-    private func grid(_ table: ResultTable, box: Bool) -> Rendered {
-        var texts = table.rows.map { $0.map { Renderer.printable($0.display) } }
-        var headerTexts = table.headers.map(Renderer.printable)
+    /// A table's header and cell texts (made one-line by `text`), cut to the widths that fit,
+    /// with the columns left out.
+    private func fitted(_ table: ResultTable, _ text: (String) -> String) -> (headers: [String], rows: [[String]], widths: [Int], omitted: [String]) {
+        let texts = table.rows.map { $0.map { text($0.display) } }
+        let headerTexts = table.headers.map(text)
         var natural = headerTexts.map(Renderer.displayWidth)
         for row in texts {
             for (i, text) in row.enumerated() where i < natural.count { natural[i] = max(natural[i], Renderer.displayWidth(text)) }
         }
         let (widths, kept) = fittedWidths(natural, headers: headerTexts.map(Renderer.displayWidth), overhead: 3, fixed: 1, mayLeaveOut: table.mayLeaveOutColumns)
-        let omitted = Array(table.headers.dropFirst(kept))
-        headerTexts = headerTexts.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) }
-        texts = texts.map { row in row.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) } }
+        return (
+            headerTexts.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) },
+            texts.map { row in row.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) } },
+            widths, Array(table.headers.dropFirst(kept))
+        )
+    }
+
+    private func grid(_ table: ResultTable, box: Bool) -> Rendered {
+        let (headerTexts, texts, widths, omitted) = fitted(table, Renderer.printable)
         let (h, v, tl, tm, tr, ml, mm, mr, bl, bm, br) = box
             ? ("─", "│", "┌", "┬", "┐", "├", "┼", "┤", "└", "┴", "┘")
             : ("-", "|", "+", "+", "+", "+", "+", "+", "+", "+", "+")
@@ -380,17 +388,7 @@ struct Renderer {
     }
 
     private func markdown(_ table: ResultTable) -> Rendered {
-        func escape(_ s: String) -> String { Renderer.printable(s).replacingOccurrences(of: "|", with: "\\|") }
-        var texts = table.rows.map { $0.map { escape($0.display) } }
-        var headerTexts = table.headers.map(escape)
-        var natural = headerTexts.map(Renderer.displayWidth)
-        for row in texts {
-            for (i, text) in row.enumerated() where i < natural.count { natural[i] = max(natural[i], Renderer.displayWidth(text)) }
-        }
-        let (widths, kept) = fittedWidths(natural, headers: headerTexts.map(Renderer.displayWidth), overhead: 3, fixed: 1, mayLeaveOut: table.mayLeaveOutColumns)
-        let omitted = Array(table.headers.dropFirst(kept))
-        headerTexts = headerTexts.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) }
-        texts = texts.map { row in row.prefix(kept).enumerated().map { Renderer.cut($1, to: widths[$0]) } }
+        let (headerTexts, texts, _, omitted) = fitted(table) { Renderer.printable($0).replacingOccurrences(of: "|", with: "\\|") }
         var out = ["| " + headerTexts.joined(separator: " | ") + " |"]
         out.append("|" + headerTexts.map { _ in "---|" }.joined())
         for row in texts { out.append("| " + row.joined(separator: " | ") + " |") }

@@ -130,6 +130,12 @@ extension ManagedObjectContext {
     /// parent (merge the notification into the parent first), deleted ones are forgotten.
     func mergeChangesIntoChild(_ notification: SaveNotification) {
         adoptPermanentIDsFromParent()
+        refreshAndForget(notification)
+    }
+
+    /// The merge of a save into this context's objects: updated ones refresh (keeping their
+    /// own changes on top), deleted ones are forgotten.
+    func refreshAndForget(_ notification: SaveNotification) {
         for id in notification.updatedObjectIDs {
             guard let object = registeredObjects[id] else { continue }
             if object.hasPersistentChangedValues {

@@ -807,22 +807,8 @@ extension ManagedObjectContext {
             mergeChangesIntoChild(notification)
         } else {
             coordinator.storeLock.lock()
-            for id in notification.updatedObjectIDs {
-                store.rowCache[id] = nil
-                guard let object = registeredObjects[id] else { continue }
-                if object.hasPersistentChangedValues {
-                    refresh(object, mergeChanges: true)
-                } else if !object.isFault {
-                    refresh(object, mergeChanges: false)
-                } else {
-                    noteRefresh(object)
-                }
-            }
-            for id in notification.deletedObjectIDs {
-                store.rowCache[id] = nil
-                guard let object = registeredObjects[id] else { continue }
-                forget(object)
-            }
+            for id in notification.updatedObjectIDs + notification.deletedObjectIDs { store.rowCache[id] = nil }
+            refreshAndForget(notification)
             coordinator.storeLock.unlock()
         }
         registerMergedInserts(notification.insertedObjectIDs)
