@@ -135,6 +135,21 @@ public final class Statement {
     /// traced at its start: untraced runs are not timed).
     public var elapsedSeconds: Double { Double(elapsed) / 1e9 }
 
+    /// Steps through every row, calling `body` on each, then resets the statement — also
+    /// when stepping or `body` throws, so a cached statement is never left mid-query. Returns
+    /// the time SQLite spent (``elapsedSeconds``, read before the reset).
+    public func forEachRow(_ body: () throws -> Void) throws -> Double {
+        do {
+            while try step() { try body() }
+        } catch {
+            reset()
+            throw error
+        }
+        let seconds = elapsedSeconds
+        reset()
+        return seconds
+    }
+
     /// Resets the statement so it can run again, and clears its bindings.
     public func reset() {
         reportFinished()

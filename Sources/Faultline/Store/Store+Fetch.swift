@@ -182,17 +182,10 @@ extension SQLiteStore {
         var primaryKeys: [Int64] = []
         var entityNumbers: [Int32] = []
         let mixed = entity.hasSubentities
-        do {
-            while try statement.step() {
-                primaryKeys.append(statement.int64(at: 1))
-                if mixed { entityNumbers.append(Int32(truncatingIfNeeded: statement.int64(at: 0))) }
-            }
-        } catch {
-            statement.reset()
-            throw error
+        let sqlSeconds = try statement.forEachRow {
+            primaryKeys.append(statement.int64(at: 1))
+            if mixed { entityNumbers.append(Int32(truncatingIfNeeded: statement.int64(at: 0))) }
         }
-        let sqlSeconds = statement.elapsedSeconds
-        statement.reset()
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: primaryKeys.count)
         return ObjectKeys(
             entityName: entity.name, storeIdentifier: identifier, primaryKeys: primaryKeys,
@@ -255,16 +248,7 @@ extension SQLiteStore {
         try statement.bind(arguments)
         var rows: [StoreRow] = []
         let decoder = rowDecoder(for: entity, columns: columns, variant: variant)
-        do {
-            while try statement.step() {
-                rows.append(decodeRow(statement, with: decoder))
-            }
-        } catch {
-            statement.reset()
-            throw error
-        }
-        let sqlSeconds = statement.elapsedSeconds
-        statement.reset()
+        let sqlSeconds = try statement.forEachRow { rows.append(decodeRow(statement, with: decoder)) }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
         return rows
     }

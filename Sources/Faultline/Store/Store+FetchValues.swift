@@ -106,23 +106,16 @@ extension SQLiteStore {
         let statement = try connection.cachedStatement(query.sql)
         try statement.bind(query.arguments)
         var results: [[String: Any]] = []
-        do {
-            while try statement.step() {
-                var row: [String: Any] = [:]
-                row.reserveCapacity(query.items.count)
-                var column = 0
-                for item in query.items {
-                    if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
-                    column += item.columnCount
-                }
-                results.append(row)
+        let sqlSeconds = try statement.forEachRow {
+            var row: [String: Any] = [:]
+            row.reserveCapacity(query.items.count)
+            var column = 0
+            for item in query.items {
+                if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
+                column += item.columnCount
             }
-        } catch {
-            statement.reset()
-            throw error
+            results.append(row)
         }
-        let sqlSeconds = statement.elapsedSeconds
-        statement.reset()
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
         return results
     }

@@ -89,21 +89,14 @@ extension SQLiteStore {
             let statement = try connection.cachedStatement(sql)
             var result: [(owner: Int64, row: StoreRow)] = []
             let decoder = rowDecoder(for: destination, columns: columns)
-            do {
-                while try statement.step() {
-                    let row = decodeRow(statement, with: decoder)
-                    if ownerColumn {
-                        result.append((statement.int64(at: ownerIndex), row))
-                    } else if let key = owner(row) {
-                        result.append((key, row))
-                    }
+            let sqlSeconds = try statement.forEachRow {
+                let row = decodeRow(statement, with: decoder)
+                if ownerColumn {
+                    result.append((statement.int64(at: ownerIndex), row))
+                } else if let key = owner(row) {
+                    result.append((key, row))
                 }
-            } catch {
-                statement.reset()
-                throw error
             }
-            let sqlSeconds = statement.elapsedSeconds
-            statement.reset()
             logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: result.count)
             return result
         }
