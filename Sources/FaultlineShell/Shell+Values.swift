@@ -251,7 +251,8 @@ extension Shell {
             let objects = try context.fetch(request)
             try printObjects(objects, entity: entity, keys: command.fetch.show.isEmpty ? command.properties : command.fetch.show)
         case .values:
-            let rows = try context.fetchDictionaries(request)
+            // With `batch N`, the keys first and each batch's values as the table reaches it.
+            let rows = try context.fetchDictionaryBatches(request)
             let names = command.values.map(\.name)
             printTable(ResultTable(headers: names, rows: rows.map { row in names.map { cell(row[$0]) } }))
         }

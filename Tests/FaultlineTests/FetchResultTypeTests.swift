@@ -312,3 +312,39 @@ struct FetchResultTypeTests {
         #expect(labels.contains("Laptop"))
     }
 }
+
+/// Dictionaries read a batch at a time: the keys first, each batch's values when reached.
+@Suite struct DictionaryBatchTests {
+    @Test func dictionariesAreReadABatchAtATimeInTheKeysOrder() throws {
+        let (context, statements, _) = try openSample("Recipes")
+        var request = FetchRequest(entityName: "Recipe")
+        request.resultType = .dictionary
+        request.propertiesToFetch = ["name", "prepTime", "type.name"]
+        request.predicate = try FLPredicate(format: "prepTime != nil")
+        request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
+        let whole = try context.fetchDictionaries(request)
+        statements.removeAll()
+        request.fetchBatchSize = 4
+        let batched = try context.fetchDictionaryBatches(request)
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZRECIPE t0 WHERE  t0.ZPREPTIME IS NOT NULL ORDER BY t0.ZNAME"])
+        #expect(batched.count == whole.count && whole.count > 8)
+        statements.removeAll()
+        _ = batched[0]
+        _ = batched[3]
+        expectSQL(statements.sql, [
+            "SELECT t0.Z_PK, t0.ZNAME, t0.ZPREPTIME, t1.ZNAME FROM ZRECIPE t0 LEFT OUTER JOIN ZRECIPETYPE t1 ON t0.ZTYPE = t1.Z_PK WHERE t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+        ])
+        _ = batched[4]
+        #expect(statements.sql.count == 2, "the second batch is read when reached")
+        // Row for row the same dictionaries as the whole fetch.
+        #expect(batched.map { $0.keys.sorted() } == whole.map { $0.keys.sorted() })
+        #expect(batched.map { answerText($0["name"]) } == whole.map { answerText($0["name"]) })
+        #expect(batched.map { answerText($0["type.name"]) } == whole.map { answerText($0["type.name"]) })
+        // Grouped requests have no keys to batch by: read whole.
+        var grouped = request
+        grouped.propertiesToFetch = ["type.name", .expression(ExpressionDescription(name: "n", expression: try FLExpression(format: "count:(name)"), expressionResultType: .integer64))]
+        grouped.propertiesToGroupBy = ["type.name"]
+        grouped.sortDescriptors = []
+        #expect(try context.fetchDictionaryBatches(grouped).count == context.fetchDictionaries(grouped).count)
+    }
+}

@@ -11,6 +11,12 @@ final class SQLStatements: @unchecked Sendable {
         self.sql.append(sql)
         self.arguments.append(arguments)
     }
+
+    /// Forgets what was recorded so far.
+    func removeAll() {
+        sql.removeAll()
+        arguments.removeAll()
+    }
 }
 
 /// Statements a test saw, with their arguments.

@@ -75,6 +75,40 @@ extension ManagedObjectContext {
         return try store.fetchDictionaries(request)
     }
 
+    /// A dictionary fetch read a batch at a time (``FetchRequest/fetchBatchSize``), as Core
+    /// Data's batch-faulting array does for objects: the fetch reads only the keys of the rows
+    /// (`SELECT 0, t0.Z_PK FROM … WHERE … ORDER BY …`), and reaching a row reads its batch's
+    /// values (`SELECT t0.Z_PK, <values> FROM … WHERE t0.Z_PK IN (SELECT * FROM
+    /// _Z_intarray0)`). A request that groups, filters groups or asks for distinct values
+    /// has no keys to batch by and is read whole, as ``fetchDictionaries(_:)`` does.
+    ///
+    /// - Throws: as ``fetchDictionaries(_:)``. A batch that fails to load later (the store
+    ///   gone) gives empty dictionaries for its rows and says so in the SQL log.
+    public func fetchDictionaryBatches(_ request: FetchRequest) throws -> FetchedDictionaries {
+        checkAccess()
+        try checkGrouping(request)
+        guard SQLiteStore.canBatchDictionaries(request) else { return FetchedDictionaries(try fetchDictionaries(request)) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        _ = try store.dictionaryQuery(for: request)  // checks the keys and functions before any SQL runs
+        var keysRequest = request
+        keysRequest.resultType = .managedObjectID
+        keysRequest.propertiesToFetch = nil
+        keysRequest.relationshipKeyPathsForPrefetching = []
+        let keys = try store.fetchObjectKeys(keysRequest)
+        let primaryKeys = (0..<keys.count).map { keys.id(at: $0).primaryKey }
+        let store = self.store
+        let lock = coordinator.storeLock
+        return FetchedDictionaries(keys: primaryKeys, batchSize: request.fetchBatchSize) { batch in
+            lock.lock(); defer { lock.unlock() }
+            do {
+                return try store.fetchDictionaryBatch(request, keys: batch)
+            } catch {
+                store.emit(.message(category: "error", text: "a batch of a dictionary fetch of \(request.entityName) failed to load: \(error)"))
+                return Array(repeating: [:], count: batch.count)
+            }
+        }
+    }
+
     /// Core Data's rule: grouping and `HAVING` need the dictionary result type.
     func checkGrouping(_ request: FetchRequest) throws {
         if let groups = request.propertiesToGroupBy, !groups.isEmpty, request.resultType != .dictionary {

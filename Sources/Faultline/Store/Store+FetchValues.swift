@@ -19,6 +19,14 @@ extension SQLiteStore {
     /// - Throws: ``FetchRequestError`` for unknown keys, a plain property beside `GROUP BY` that is
     ///   not grouped, a `HAVING` without `GROUP BY`, and functions the store cannot compute.
     func dictionaryQuery(for request: FetchRequest) throws -> DictionaryQuery {
+        try dictionaryQuery(for: request, batchOfKeys: false)
+    }
+
+    /// ``dictionaryQuery(for:)``, or with `batchOfKeys` the query of one batch of a batched
+    /// dictionary fetch: `SELECT t0.Z_PK, <items> FROM ZT t0<joins> WHERE t0.Z_PK IN (SELECT *
+    /// FROM _Z_intarray0)` — the keys (already filtered, sorted and limited by the key fetch)
+    /// in the temporary table; no predicate, order or limit of its own.
+    func dictionaryQuery(for request: FetchRequest, batchOfKeys: Bool) throws -> DictionaryQuery {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         var generator = try predicateSQL(for: request.entityName)
         let properties = request.propertiesToFetch ?? Self.allProperties(of: entity)
@@ -29,7 +37,11 @@ extension SQLiteStore {
         for item in items where !seen.insert(item.key).inserted {
             throw FetchRequestError("propertiesToFetch names \(item.key) twice (each name is a key of the result dictionaries)")
         }
-        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        var whereText = try translatingPredicateErrors { try generator.whereClause(batchOfKeys ? nil : request.predicate, includesSubentities: request.includesSubentities) }
+        if batchOfKeys {
+            let keys = "t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
+            whereText = whereText.map { "(\($0)) AND \(keys)" } ?? keys
+        }
         var groups: [PredicateSQL.SelectItem] = []
         if let groupBy = request.propertiesToGroupBy, !groupBy.isEmpty {
             for property in groupBy { groups.append(try translatingPredicateErrors { try generator.selectItem(property) }) }
@@ -49,16 +61,17 @@ extension SQLiteStore {
             generator.selectAliases = aliases
             having = try translatingPredicateErrors { try generator.havingClause(predicate) }
         }
-        let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
+        let orderText = batchOfKeys ? nil : try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
         var sql = request.returnsDistinctResults ? "SELECT DISTINCT " : "SELECT "
+        if batchOfKeys { sql += "t0.Z_PK, " }
         sql += items.map { item in item.selectText + (aliases[item.key].map { " AS \($0)" } ?? "") }.joined(separator: ", ")
         sql += " FROM \(entityMapping.table) t0" + generator.joins
         if let whereText { sql += " WHERE " + whereText }
         if !groups.isEmpty { sql += " GROUP BY " + groups.map(\.piece.text).joined(separator: ", ") }
         if let having { sql += " HAVING " + having.text }
         if let orderText { sql += " ORDER BY " + orderText }
-        if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
-        if request.fetchOffset > 0 {
+        if request.fetchLimit > 0, !batchOfKeys { sql += "  LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0, !batchOfKeys {
             if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
             sql += " OFFSET \(request.fetchOffset)"
         }
@@ -118,6 +131,37 @@ extension SQLiteStore {
         }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
         return results
+    }
+
+    /// Whether a dictionary fetch can be read in batches of keys: rows are objects (no
+    /// grouping, no `DISTINCT`), so the keys of a key fetch name them.
+    static func canBatchDictionaries(_ request: FetchRequest) -> Bool {
+        request.fetchBatchSize > 0 && (request.propertiesToGroupBy ?? []).isEmpty && request.havingPredicate == nil && !request.returnsDistinctResults
+    }
+
+    /// One batch of a batched dictionary fetch: the dictionaries of the objects with these
+    /// keys, in the keys' order.
+    func fetchDictionaryBatch(_ request: FetchRequest, keys: [Int64]) throws -> [[String: Any]] {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let query = try dictionaryQuery(for: request, batchOfKeys: true)
+        var byKey: [Int64: [String: Any]] = [:]
+        byKey.reserveCapacity(keys.count)
+        let sqlSeconds: Double = try withIntArray(keys) {
+            let statement = try connection.cachedStatement(query.sql)
+            try statement.bind(query.arguments)
+            return try statement.forEachRow {
+                var row: [String: Any] = [:]
+                row.reserveCapacity(query.items.count)
+                var column = 1
+                for item in query.items {
+                    if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
+                    column += item.columnCount
+                }
+                byKey[statement.int64(at: 0)] = row
+            }
+        }
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: byKey.count)
+        return keys.compactMap { byKey[$0] }
     }
 
     /// One selected value of a dictionary row (nil for NULL).
