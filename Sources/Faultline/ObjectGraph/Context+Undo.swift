@@ -1,0 +1,117 @@
+import FaultlineModel
+import Foundation
+
+// Undo and redo: each user-level change records the states of the objects it touches (before
+// their first change) as one step; undo puts those states back and keeps the current ones
+// for redo.
+
+extension ManagedObjectContext {
+    // MARK: Undo
+
+    /// Marks an object as changed, recording its state for undo first.
+    func willChange(_ object: ManagedObject) {
+        changeCount &+= 1
+        let key = ObjectIdentifier(object)
+        if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
+            openGroup?.append(capture(object))
+        }
+        noteChange(object)
+        touched[key] = object
+    }
+
+    /// Runs `body` as one undo step (nested calls join the outer step).
+    func recordingChanges<T>(_ body: () throws -> T) rethrows -> T {
+        checkAccess()
+        if openGroup != nil { return try body() }
+        openGroup = []
+        openGroupMembers = []
+        defer {
+            if let group = openGroup, !group.isEmpty {
+                undoStack.append(group)
+                redoStack.removeAll()
+            }
+            openGroup = nil
+            openGroupMembers = []
+        }
+        return try body()
+    }
+
+    /// Runs `body` so that all its changes are undone by one ``undo()``.
+    public func undoGroup<T>(_ body: () throws -> T) rethrows -> T {
+        try recordingChanges(body)
+    }
+
+    /// Whether there is a change to undo.
+    public var canUndo: Bool { !undoStack.isEmpty }
+    /// Whether there is an undone change to redo.
+    public var canRedo: Bool { !redoStack.isEmpty }
+
+    /// Undoes the last user-level change (an insert, a set, a relationship change, a delete,
+    /// or a whole ``undoGroup(_:)``), with its inverse-relationship and delete-rule effects.
+    ///
+    /// The stack holds changes since the last ``save()``, ``rollback()`` or ``reset()``: a
+    /// save clears it (saved changes are not undone), as do rollback and reset.
+    public func undo() {
+        checkAccess()
+        guard let group = undoStack.popLast() else { return }
+        let current = group.map { capture($0.object) }
+        for state in group.reversed() { restore(state) }
+        redoStack.append(current)
+        announcePendingChanges()
+    }
+
+    /// Redoes the last undone change.
+    public func redo() {
+        checkAccess()
+        guard let group = redoStack.popLast() else { return }
+        let current = group.map { capture($0.object) }
+        for state in group.reversed() { restore(state) }
+        undoStack.append(current)
+        announcePendingChanges()
+    }
+
+    func capture(_ object: ManagedObject) -> ObjectState {
+        let key = ObjectIdentifier(object)
+        return ObjectState(
+            object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
+            isFault: object.isFault, version: object.version, isInserted: object.isInserted, isDeleted: object.isDeleted,
+            isRegistered: registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
+            isPropagated: propagatedDeletions.contains(key))
+    }
+
+    func restore(_ state: ObjectState) {
+        let object = state.object
+        let key = ObjectIdentifier(object)
+        noteChange(object)
+        object.storage = state.storage
+        object.committed = state.committed
+        object.pendingToMany = state.pendingToMany
+        object.isFault = state.isFault
+        object.version = state.version
+        object.isInserted = state.isInserted
+        object.isDeleted = state.isDeleted
+        if state.isRegistered {
+            registeredObjects[object.objectID] = object
+            object.managedObjectContext = self
+        } else if registeredObjects[object.objectID] === object {
+            registeredObjects[object.objectID] = nil
+        }
+        touched[key] = state.isTouched ? object : nil
+        if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }
+    }
+}
+
+/// An object's state before a change, for undo and redo.
+struct ObjectState {
+    let object: ManagedObject
+    var storage: ObjectValues
+    var committed: ObjectValues
+    var pendingToMany: [String: PendingToMany]
+    var isFault: Bool
+    var version: Int64
+    var isInserted: Bool
+    var isDeleted: Bool
+    var isRegistered: Bool
+    var isTouched: Bool
+    var isPropagated: Bool
+}
