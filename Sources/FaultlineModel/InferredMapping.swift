@@ -398,13 +398,16 @@ struct MappingInference {
                 entityChanges: entityChanges)
         }
 
-        /// Lightweight migration cannot merge entity hierarchies: existing entities that share
-        /// a parent in the destination (somewhere below its root) must come from one source
-        /// hierarchy. The root itself may be new or another existing root ("a new parent").
+        /// Lightweight migration cannot merge entity hierarchies: the existing entities of a
+        /// destination hierarchy, its root included, must come from one source hierarchy. A new
+        /// entity may become the parent ("a new parent"); an existing root may not take in
+        /// another existing hierarchy, whose rows would share its table and collide on their
+        /// primary keys (Core Data migrates SQLite stores in place, by SQL; renumbering keys
+        /// and every reference to them is not something it documents).
         func mergeProblem(_ e: EntityDescription) -> String? {
             let root = destination.rootEntity(of: e)
             var sourceRoots: Set<String> = []
-            for member in destination.entityAndDescendants(of: root).dropFirst() {
+            for member in destination.entityAndDescendants(of: root) {
                 guard let s = sourceOf[member.name] else { continue }
                 sourceRoots.insert(source.rootEntity(of: s).name)
             }

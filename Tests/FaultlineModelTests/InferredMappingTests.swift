@@ -165,11 +165,17 @@ import Testing
     @Test func entityHierarchy() throws {
         let thing = EntityDescription(name: "Thing", attributes: [.init(name: "name", type: .string)])
         let old = [thing, EntityDescription(name: "Note"), EntityDescription(name: "Tag")]
-        // A new parent over one entity: inferable.
-        let parent = try Self.mapping(old, [thing, EntityDescription(name: "Note", superentityName: "Thing"), EntityDescription(name: "Tag")])
+        // A new parent entity over one entity: inferable.
+        let item = EntityDescription(name: "Item", attributes: [.init(name: "name", type: .string)])
+        let parent = try Self.mapping(old, [thing, item, EntityDescription(name: "Note", superentityName: "Item"), EntityDescription(name: "Tag")])
         #expect(parent.isInferable)
-        #expect(parent.changes.map(\.description) == ["entity Note: parent none → Thing"])
+        #expect(parent.changes.map(\.description) == ["entity Item: added", "entity Note: parent none → Item"])
         #expect(parent.entityMapping(forDestination: "Note")?.attribute(named: "name").map { $0.source == nil && $0.isInherited } == true)
+        // An existing entity as the new parent takes in another hierarchy: its rows would share
+        // the parent's table and collide on their keys, so not inferable.
+        let existing = try Self.mapping(old, [thing, EntityDescription(name: "Note", superentityName: "Thing"), EntityDescription(name: "Tag")])
+        #expect(!existing.isInferable)
+        #expect(existing.problems == ["entity Note joins the hierarchy of Thing, which would merge the separate source hierarchies of Note, Thing; lightweight migration cannot merge entity hierarchies"])
         // Two separate hierarchies under one parent: not.
         let merged = try Self.mapping(old, [thing, EntityDescription(name: "Note", superentityName: "Thing"), EntityDescription(name: "Tag", superentityName: "Thing")])
         #expect(!merged.isInferable)
