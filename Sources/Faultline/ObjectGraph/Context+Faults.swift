@@ -1,0 +1,162 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+// Faults: objects by ID, firing object and relationship faults, turning objects back into faults.
+
+extension ManagedObjectContext {
+    /// Turns an object back into a fault: its values are dropped and load again, from the
+    /// store, when next touched.
+    ///
+    /// With unsaved changes: `mergeChanges: false` drops them (the object becomes a clean
+    /// fault); `mergeChanges: true` reloads the row now and puts the changed values back on
+    /// top of it (the object stays changed, at the store's current version). Inserted and
+    /// deleted objects are left alone.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        checkAccess()
+        guard object.managedObjectContext === self, !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
+        noteRefresh(object)
+        if parent != nil { return refreshFromParent(object, mergeChanges: mergeChanges) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        store.rowCache[object.objectID] = nil
+        if mergeChanges, object.hasPersistentChangedValues, let row = try? store.fetchRow(for: object.objectID) {
+            let changes = object.changedValueIDs()
+            object.storage.removeAll()
+            object.committed.removeAll()
+            object.isFault = true
+            fill(object, from: row)
+            for (key, value) in changes { object.storage[key] = value }
+            return
+        }
+        turnIntoFault(object)
+    }
+
+    /// Drops an object's values and pending changes: it loads again when next touched.
+    func turnIntoFault(_ object: ManagedObject) {
+        object.partialKeys = nil
+        object.fetchedPropertyValues.removeAll()
+        object.storage.removeAll()
+        object.committed.removeAll()
+        object.pendingToMany.removeAll()
+        object.batchPosition = nil
+        object.isFault = true
+        touched[ObjectIdentifier(object)] = nil
+    }
+
+    /// The object for an ID: the registered one, or a new fault registered now.
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        return object(with: id, reachedThrough: nil)
+    }
+
+    /// The object for an ID; a new fault remembers `origin` (evaluated only then).
+    func object(with id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
+        registeredObject(for: id, entity: nil, reachedThrough: origin())
+    }
+
+    /// The registered object for an ID, or a new fault of `entity` (or the ID's entity in the
+    /// model) registered now, in one hash lookup: the fault is made only when the ID is new.
+    private func registeredObject(
+        for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: @autoclosure () -> String?
+    ) -> ManagedObject {
+        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
+        return registered(&registeredObjects[id, default: newFault(for: id, entity: entity, reachedThrough: origin())])
+    }
+
+    private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
+        let entity = entity ?? model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
+        let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
+        object.faultOrigin = origin
+        return object
+    }
+
+    func register(row: StoreRow) -> ManagedObject {
+        let object = registeredObject(for: row.objectID, entity: row.entity, reachedThrough: nil)
+        if object.isFault { fill(object, from: row) }
+        return object
+    }
+
+    /// Loads a fault's values: from the coordinator's row cache when a relationship fault
+    /// already brought its row (no SQL), else from the store.
+    func fireFault(_ object: ManagedObject) throws {
+        guard try fireFaultIfRowExists(object) else {
+            throw FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store")
+        }
+    }
+
+    /// Fires a fault from the store; false (the object left a fault) when its row is gone.
+    func fireFaultIfRowExists(_ object: ManagedObject) throws -> Bool {
+        guard object.isFault else { return true }
+        checkAccess()
+        if parent != nil {
+            try fireFaultFromParent(object)
+            return true
+        }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        if let (batch, index) = object.batchPosition {
+            try loadBatch(batch, containing: index)
+            if !object.isFault { return true }
+        }
+        if let row = store.rowCache.removeValue(forKey: object.objectID) {
+            fill(object, from: row)
+            return true
+        }
+        guard let row = try store.fetchRow(for: object.objectID) else { return false }
+        fill(object, from: row)
+        if store.isTraced {
+            // Only when someone listens: describing the row costs more than fetching it.
+            let uri = object.objectID.uriRepresentation
+            store.emit(.detail(levels: 1...2, category: "annotation") { "fault fulfilled from database for : \(uri)" })
+            let values = row.description
+            store.emit(.detail(levels: 3...4, category: "annotation") { "fault fulfilled from database for : \(uri) with row values: \(values)" })
+        }
+        faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
+        return true
+    }
+
+    func fill(_ object: ManagedObject, from row: StoreRow) {
+        if object.storage.isEmpty && object.committed.isEmpty {
+            // A fresh fault: the row holds exactly its attributes and to-ones, so both
+            // dictionaries share the row's storage (no per-key copying).
+            object.storage = row.values
+            object.committed = row.values
+            object.version = row.version
+            object.isFault = false
+            return
+        }
+        // To-many relationships already fired stay as they are.
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            object.storage[attribute.name] = row.values[attribute.name]
+            object.committed[attribute.name] = row.values[attribute.name]
+        }
+        for relationship in object.entity.relationships where relationship.isToOne {
+            object.storage[relationship.name] = row.values[relationship.name]
+            object.committed[relationship.name] = row.values[relationship.name]
+        }
+        object.version = row.version
+        object.isFault = false
+    }
+
+    /// The destination objects of a to-many relationship, firing its fault the first time: one
+    /// SELECT of the destination IDs; the destinations are faults until touched.
+    func fireRelationshipFault(_ relationship: RelationshipDescription, of object: ManagedObject) throws -> [ManagedObject] {
+        if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+            return ids.map { self.object(with: $0) }
+        }
+        if parent != nil, !object.isInserted { return try relationshipFromParent(relationship, of: object) }
+        if object.objectID.isTemporaryID {
+            let ids = object.pendingToMany.removeValue(forKey: relationship.name)?.applied(to: []) ?? []
+            object.storage[relationship.name] = ids
+            return ids.map { self.object(with: $0) }
+        }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        var ids = try store.fetchToManyIDs(relationship, of: object.objectID)
+        object.committed[relationship.name] = ids
+        if let pending = object.pendingToMany.removeValue(forKey: relationship.name) {
+            ids = pending.applied(to: ids)
+        }
+        object.storage[relationship.name] = ids
+        let origin = "\(object.entity.name).\(relationship.name)"
+        faultObserver?(FaultEvent(kind: .toMany, objectID: object.objectID, origin: origin))
+        return ids.map { self.object(with: $0, reachedThrough: origin) }
+    }
+}

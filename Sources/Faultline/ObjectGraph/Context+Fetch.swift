@@ -1,0 +1,175 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+// Fetching: objects, batches, prefetching, counts.
+
+extension ManagedObjectContext {
+    /// Fetches the objects a request describes.
+    ///
+    /// - Throws: ``FetchRequestError`` when the entity or a key path is unknown; ``PersistentStoreError`` or a
+    ///   SQLite error when the store fails.
+    ///
+    /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
+    /// unsaved changes: deleted objects are left out, inserted objects of the entity that
+    /// match the predicate are added, and changed objects are matched again in memory.
+    ///
+    /// A request for object IDs returns the objects of the IDs (see ``fetchObjectIDs(_:)``);
+    /// dictionary and count requests run through ``execute(_:)->FetchResult``.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        checkAccess()
+        switch request.resultType {
+        case .managedObject: break
+        case .managedObjectID: return try fetchObjectIDs(request).map { object(with: $0) }
+        case .dictionary, .count:
+            throw FetchRequestError("fetch(_:) returns managed objects; run a \(request.resultType) request with execute(_:)")
+        }
+        try checkGrouping(request)
+        let objects = try fetchFromStore(request)
+        guard request.includesPendingChanges, !touched.isEmpty else { return objects }
+        return try mergePendingChanges(into: objects, for: request)
+    }
+
+    private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
+        if parent != nil { return try fetchFromParent(request) }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        if !request.includesPropertyValues {
+            // Only the keys (`SELECT 0, t0.Z_PK …`): the objects are faults.
+            let keys = try store.fetchObjectKeys(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + keys.count)
+            return (0..<keys.count).map { object(with: keys.id(at: $0)) }
+        }
+        if let properties = request.propertiesToFetch, request.fetchBatchSize <= 0 {
+            return try fetchPartialObjects(request, properties: properties)
+        }
+        guard request.fetchBatchSize > 0 else {
+            // All rows first, so the registry grows once (growing it row by row rehashes it
+            // again and again).
+            let rows = try store.fetchRows(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + rows.count)
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(rows.count)
+            for i in rows.indices { objects.append(register(row: rows[i])) }
+            for keyPath in request.relationshipKeyPathsForPrefetching {
+                try prefetch(keyPath, from: objects)
+            }
+            return objects
+        }
+        let batch = try fetchBatch(request)
+        registeredObjects.reserveCapacity(registeredObjects.count + batch.keys.count)
+        return (0..<batch.keys.count).map { batch.object(at: $0, in: self) }
+    }
+
+    /// The keys of a batched fetch's objects, from the store (the first statement of it).
+    func fetchBatch(_ request: FetchRequest) throws -> FaultBatch {
+        FaultBatch(entityName: request.entityName, keys: try store.fetchObjectKeys(request), size: request.fetchBatchSize,
+                   prefetching: request.relationshipKeyPathsForPrefetching,
+                   properties: request.resultType == .managedObject ? request.propertiesToFetch : nil)
+    }
+
+    /// Loads the rows of a relationship key path's destinations for `sources`, one statement
+    /// per relationship on the path; the destinations become faults whose rows wait in the
+    /// row cache, and to-many relationships are filled.
+    func prefetch(_ keyPath: String, from sources: [ManagedObject]) throws {
+        var level = sources.filter { !$0.objectID.isTemporaryID }
+        for name in keyPath.split(separator: ".").map(String.init) {
+            guard let first = level.first else { return }
+            guard let relationship = first.entity.relationship(named: name) else {
+                throw FetchRequestError("keypath \(name) not found in entity \(first.entity.name)")
+            }
+            let origin = "\(first.entity.name).\(name)"
+            var next: [ManagedObject] = []
+            var seen: Set<ManagedObjectID> = []
+            seen.reserveCapacity(level.count)
+            if relationship.isToOne {
+                for source in level where source.isFault { try fireFault(source) }
+                let ids = level.compactMap { $0.storage[name] as? ManagedObjectID }.filter { seen.insert($0).inserted }
+                let missing = ids.filter { id in
+                    (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
+                }
+                if !missing.isEmpty {
+                    let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
+                    store.rowCache.reserveCapacity(store.rowCache.count + rows.count)
+                    for (_, row) in rows { store.rowCache[row.objectID] = row }
+                }
+                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
+                next = ids.map { object(with: $0, reachedThrough: origin) }
+            } else {
+                let pending = level.filter { $0.storage[name] == nil }
+                if !pending.isEmpty {
+                    var owned: [Int64: [ManagedObjectID]] = [:]
+                    for (owner, row) in try store.prefetchRows(relationship, sourceEntity: first.entity, keys: pending.map(\.objectID.primaryKey)) {
+                        store.rowCache[row.objectID] = row
+                        owned[owner, default: []].append(row.objectID)
+                    }
+                    for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
+                }
+                for source in level {
+                    for id in source.storage[name] as? [ManagedObjectID] ?? [] where seen.insert(id).inserted {
+                        next.append(object(with: id, reachedThrough: origin))
+                    }
+                }
+            }
+            level = next
+        }
+    }
+
+    /// Loads the batch that holds a fault of a batched fetch: its rows in one statement,
+    /// then the request's prefetching for those objects.
+    func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
+        let objects = batch.range(containing: index).map { object(with: batch.keys.id(at: $0)) }
+        // The faults to load, by primary key (unique in the fetched entity's table); rows
+        // already in the row cache fill theirs now.
+        var pending: [Int64: ManagedObject] = [:]
+        pending.reserveCapacity(objects.count)
+        for object in objects where object.isFault {
+            object.batchPosition = nil
+            if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
+                fill(object, from: row)
+            } else {
+                pending[object.objectID.primaryKey] = object
+            }
+        }
+        if !pending.isEmpty {
+            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size, properties: batch.properties)
+            let partialKeys = batch.properties.map { Set($0.map(\.name)) }
+            for i in rows.indices {
+                if let object = pending[rows[i].objectID.primaryKey], object.isFault {
+                    fill(object, from: rows[i])
+                    object.partialKeys = partialKeys
+                }
+            }
+            faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
+        }
+        for keyPath in batch.prefetching {
+            try prefetch(keyPath, from: objects)
+        }
+    }
+
+    /// Counts the objects a request would fetch.
+    ///
+    /// With `includesPendingChanges` (the default) and unsaved changes to objects of the
+    /// entity, the count is that of a fetch merged with the changes, as Core Data's is;
+    /// otherwise it is one `SELECT COUNT`.
+    public func count(for request: FetchRequest) throws -> Int {
+        checkAccess()
+        if parent != nil {
+            // A child counts what a fetch through its parent finds, with both contexts' changes.
+            var fetch = request
+            fetch.fetchBatchSize = 0
+            fetch.relationshipKeyPathsForPrefetching = []
+            return try self.fetch(fetch).count
+        }
+        if request.includesPendingChanges, hasChanges, let entity = model.entity(named: request.entityName) {
+            let family = Set(model.entityAndDescendants(of: entity).map(\.name))
+            if touched.values.contains(where: { family.contains($0.entity.name) }) {
+                var fetch = request
+                fetch.fetchBatchSize = 0
+                fetch.relationshipKeyPathsForPrefetching = []
+                return try self.fetch(fetch).count
+            }
+        }
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        return try store.count(request)
+    }
+}
