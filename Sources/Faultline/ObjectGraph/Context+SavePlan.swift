@@ -1,0 +1,300 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+// The save plan: what a save writes, worked out before its transaction — rows to insert and
+// update (changed columns only), deletes, join rows, external data, history — and the
+// version checks that make a row changed elsewhere a conflict.
+
+/// Everything one save writes, computed before its transaction.
+struct SavePlan {
+    /// A row an INSERT or UPDATE writes for an object: the changed (or all) columns and
+    /// their values, keys of new objects still to be resolved.
+    struct RowChange {
+        var object: ManagedObject
+        var table: String
+        var columns: [String]
+        var values: [SaveValue]
+    }
+
+    struct JoinInsert {
+        var join: JoinTableMapping
+        var row: JoinRow
+        var sourceOrder: Int64?
+        var destinationOrder: Int64?
+    }
+
+    struct JoinOrderUpdate {
+        var join: JoinTableMapping
+        var row: JoinRow
+        var column: String
+        var order: Int64
+    }
+
+    var inserts: [RowChange] = []
+    var updates: [RowChange] = []
+    var deletes: [ManagedObject] = []
+    /// Inserted, then deleted before the save: forgotten, no SQL.
+    var forgotten: [ManagedObject] = []
+    /// Stored objects whose values changed (some need no row update: only a to-many changed).
+    var changed: [ManagedObject] = []
+    var joinDeletes: [(join: JoinTableMapping, row: JoinRow)] = []
+    var joinInserts: [JoinInsert] = []
+    var joinOrderUpdates: [JoinOrderUpdate] = []
+    /// Files of external binary data the save writes (values over the store's threshold).
+    var externalWrites: [ExternalDataWrite] = []
+    /// Rows whose external-storage columns the save replaces or deletes: the files they
+    /// name are removed after the commit.
+    var externalReplaced: [(table: String, primaryKey: Int64, columns: [String])] = []
+    /// Files that values written back unread still name: never removed by this save.
+    var externalKept: Set<String> = []
+    /// The changes recorded in the persistent history, when the store keeps one.
+    var history: [HistoryChange] = []
+    /// Stored objects that new or changed rows point at through a to-one without inverse:
+    /// nothing else version-checks them, so the save checks that their rows still exist.
+    var referencedRows: [ManagedObjectID] = []
+}
+
+extension ManagedObjectContext {
+    // MARK: Planning
+
+    func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
+        var plan = SavePlan()
+        let all = ManagedObjectContext.inSaveOrder(touched.values)
+        let inserted = all.filter { $0.isInserted && !$0.isDeleted }
+            .map { (number: entityNumber($0.entity.name), object: $0) }
+            .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }
+            .map(\.object)
+        plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }.sorted { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
+        plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
+        plan.changed = all.filter(\.isUpdated)
+
+        // Columns written for other objects than the one changed: positions in ordered
+        // to-manys and hidden foreign keys of to-manys without inverse.
+        var extra: [ObjectIdentifier: [String: SaveValue]] = [:]
+        var extraObjects: [ObjectIdentifier: ManagedObject] = [:]
+        func setExtra(_ id: ManagedObjectID, _ column: String, _ value: SaveValue, onlyIfUnset: Bool = false) {
+            let object = self.object(with: id)
+            if object.isDeleted { return }
+            let key = ObjectIdentifier(object)
+            if onlyIfUnset, extra[key]?[column] != nil { return }
+            extra[key, default: [:]][column] = value
+            extraObjects[key] = object
+        }
+        var joinAdds: [JoinRow: JoinTableMapping] = [:]
+        var joinRemoves: [JoinRow: JoinTableMapping] = [:]
+        var joinOrders: [JoinRow: [String: Int64]] = [:]
+
+        for object in all where !(object.isInserted && object.isDeleted) {
+            guard let entityMapping = store.mapping.entity(object.entity.name) else { continue }
+            for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
+                let joinName = entityMapping.manyToMany[relationship.name]
+                let hidden = entityMapping.hiddenForeignKeys[relationship.name]
+                let inverse = model.inverse(of: relationship)
+                let orderColumn = inverse.flatMap { inv in store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inv.name]?.orderColumn }
+                guard joinName != nil || hidden != nil || (relationship.isOrdered && orderColumn != nil) else { continue }
+                // What changed in the list.
+                var current: [ManagedObjectID] = []
+                var added: [ManagedObjectID] = []
+                var removed: [ManagedObjectID] = []
+                var listChanged = false
+                if object.isDeleted {
+                    if object.committed[relationship.name] == nil, object.storage[relationship.name] == nil {
+                        _ = try fireRelationshipFault(relationship, of: object)
+                    }
+                    removed = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                } else {
+                    if object.storage[relationship.name] == nil, relationship.isOrdered, object.pendingToMany[relationship.name] != nil {
+                        _ = try fireRelationshipFault(relationship, of: object)
+                    }
+                    if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+                        current = ids
+                        let old = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                        let oldSet = Set(old), newSet = Set(ids)
+                        added = ids.filter { !oldSet.contains($0) }
+                        removed = old.filter { !newSet.contains($0) }
+                        listChanged = ids != old
+                    } else if let pending = object.pendingToMany[relationship.name] {
+                        added = pending.added
+                        removed = pending.removed.sorted { $0.primaryKey < $1.primaryKey }
+                    }
+                }
+                if let joinName, let join = store.mapping.joinTable(named: joinName) {
+                    let isSource = join.relationship == relationship.name
+                        && model.inheritanceChain(of: object.entity).contains { $0.name == join.sourceEntity }
+                    func row(_ other: ManagedObjectID) -> JoinRow {
+                        isSource ? JoinRow(table: join.name, source: object.objectID, destination: other)
+                            : JoinRow(table: join.name, source: other, destination: object.objectID)
+                    }
+                    for id in removed { joinRemoves[row(id)] = join }
+                    for id in added { joinAdds[row(id)] = join }
+                    if relationship.isOrdered, listChanged || object.isInserted,
+                        let column = isSource ? join.destinationOrderColumn : join.sourceOrderColumn
+                    {
+                        for (index, id) in current.enumerated() { joinOrders[row(id), default: [:]][column] = SchemaMapping.orderKey(at: index) }
+                    }
+                } else if let hidden {
+                    for id in removed { setExtra(id, hidden.column, .value(.null), onlyIfUnset: true) }
+                    for id in added { setExtra(id, hidden.column, .key(object.objectID)) }
+                } else if let orderColumn, !object.isDeleted, listChanged || object.isInserted {
+                    for (index, id) in current.enumerated() { setExtra(id, orderColumn, .value(.integer(SchemaMapping.orderKey(at: index)))) }
+                }
+            }
+        }
+
+        // New rows: every column of the entity.
+        for object in inserted {
+            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            let rowColumns = store.rowColumns(for: object.entity)
+            var columns: [String] = []
+            var values: [SaveValue] = []
+            columns.reserveCapacity(rowColumns.count)
+            values.reserveCapacity(rowColumns.count)
+            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            for column in rowColumns {
+                columns.append(column.name)
+                switch column.kind {
+                case .primaryKey: values.append(.key(object.objectID))
+                case .entityKey: values.append(.value(.integer(Int64(entityNumber(object.entity.name)))))
+                case .optimisticLock: values.append(.value(.integer(1)))
+                case .attribute(_, let name):
+                    values.append(.value(encode(object, attribute: name, plan: &plan)))
+                case .foreignKey(_, let name):
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey(_, let name):
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                case .orderKey, .hiddenForeignKey:
+                    values.append(extras[column.name] ?? .value(.null))
+                }
+            }
+            plan.inserts.append(SavePlan.RowChange(object: object, table: table, columns: columns, values: values))
+        }
+
+        // Changed rows: the changed columns only (every column under the overwrite policy).
+        var candidates = plan.changed
+        for (key, object) in extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
+            candidates.append(object)
+        }
+        // Every stored object the save changes is version-checked, even when only a to-many
+        // changed (an inverse kept on the other side): its row gets `UPDATE … SET Z_OPT = ?
+        // WHERE Z_PK = ? AND Z_OPT = ?`, as in Core Data, so a row another writer changed or
+        // deleted meanwhile is a conflict and no new row can point at a row that is gone. A
+        // fault is fired for the version it was read at.
+        var gone: [ManagedObjectID] = []
+        for object in candidates where object.isFault {
+            if !(try fireFaultIfRowExists(object)) { gone.append(object.objectID) }
+        }
+        if !gone.isEmpty { throw ConflictsFound(objectIDs: gone) }
+        candidates.removeAll { $0.isFault || $0.isDeleted }
+        candidates.sort { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
+        for object in candidates {
+            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            let all = overwrite.contains(ObjectIdentifier(object))
+            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            func changed(_ key: String) -> Bool { all || object.storage.differs(from: object.committed, at: key) }
+            var columns: [String] = []
+            var values: [SaveValue] = []
+            var replacedExternal: [String] = []
+            for column in store.rowColumns(for: object.entity) {
+                switch column.kind {
+                case .primaryKey, .entityKey, .optimisticLock:
+                    continue
+                case .attribute(_, let name):
+                    guard changed(name) else { continue }
+                    values.append(.value(encode(object, attribute: name, plan: &plan)))
+                    if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[name] != nil {
+                        replacedExternal.append(column.name)
+                    }
+                case .foreignKey(_, let name):
+                    guard changed(name) else { continue }
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey(_, let name):
+                    guard changed(name) else { continue }
+                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                case .orderKey, .hiddenForeignKey:
+                    guard let value = extras[column.name] else { continue }
+                    values.append(value)
+                }
+                columns.append(column.name)
+            }
+            plan.updates.append(.init(object: object, table: table, columns: columns, values: values))
+            if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
+        }
+        plan.referencedRows = rowsReferencedWithoutInverse(plan)
+        if store.tracksPersistentHistory { plan.history = historyChanges(plan) }
+        for object in plan.deletes {
+            let external = store.externalBinaryColumns(for: object.entity)
+            guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            plan.externalReplaced.append((table, object.objectID.primaryKey, external.values.sorted()))
+        }
+
+        // Join rows: removals and additions that cancel out are dropped.
+        for (row, join) in joinRemoves.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil {
+            plan.joinDeletes.append((join, row))
+        }
+        for (row, join) in joinAdds.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinRemoves[row] == nil {
+            let orders = joinOrders[row] ?? [:]
+            plan.joinInserts.append(.init(
+                join: join, row: row,
+                sourceOrder: join.sourceOrderColumn.flatMap { orders[$0] },
+                destinationOrder: join.destinationOrderColumn.flatMap { orders[$0] }))
+        }
+        for (row, orders) in joinOrders.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil && joinRemoves[row] == nil {
+            guard let join = store.mapping.joinTable(named: row.table) else { continue }
+            for (column, order) in orders.sorted(by: { $0.key < $1.key }) {
+                plan.joinOrderUpdates.append(.init(join: join, row: row, column: column, order: order))
+            }
+        }
+        return plan
+    }
+
+    /// Stored destinations of to-one relationships without inverse that the plan's inserts
+    /// and updates write (an inverse would make the destination an updated, version-checked
+    /// object). Sorted, each once.
+    private func rowsReferencedWithoutInverse(_ plan: SavePlan) -> [ManagedObjectID] {
+        let checked = Set(plan.updates.map(\.object.objectID))
+        var result: Set<ManagedObjectID> = []
+        func collect(_ object: ManagedObject, onlyChanged: Bool) {
+            for relationship in object.entity.relationships where relationship.isToOne && !relationship.isTransient && model.inverse(of: relationship) == nil {
+                if onlyChanged, !object.storage.differs(from: object.committed, at: relationship.name) { continue }
+                guard let id = object.storage[relationship.name] as? ManagedObjectID, !id.isTemporaryID, !checked.contains(id) else { continue }
+                result.insert(id)
+            }
+        }
+        for insert in plan.inserts { collect(insert.object, onlyChanged: false) }
+        for update in plan.updates { collect(update.object, onlyChanged: true) }
+        return result.sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+    }
+
+    /// The persistent history of a plan: an insert per new object, an update per changed
+    /// stored object with the properties that changed, a delete per deleted object with the
+    /// values its entity preserves after deletion (its fault fired for them if need be).
+    private func historyChanges(_ plan: SavePlan) -> [HistoryChange] {
+        var changes: [HistoryChange] = []
+        for object in plan.inserts.map(\.object) {
+            changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
+        }
+        for object in plan.changed where !object.isInserted && !object.isDeleted {
+            let changed = Set(object.changedValueIDs().keys).union(object.pendingToMany.keys)
+            guard let bits = PersistentHistory.columnBits(changed: changed, of: object.entity) else { continue }
+            changes.append(HistoryChange(
+                type: .update, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: bits, tombstones: []))
+        }
+        for object in plan.deletes {
+            let preserved = PersistentHistory.tombstoneAttributes(of: object.entity)
+            // A row already gone from the store keeps no values (its DELETE then conflicts).
+            if !preserved.isEmpty, object.isFault { try? fireFault(object) }
+            let tombstones = preserved.map { ValueCoding.encode(object.committed[$0.name] ?? nil, as: $0.attributeType) }
+            changes.append(HistoryChange(type: .delete, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: tombstones))
+        }
+        return changes
+    }
+
+    private func encode(_ object: ManagedObject, attribute name: String, plan: inout SavePlan) -> SQLValue {
+        guard let attribute = object.entity.attribute(named: name) else { return .null }
+        if attribute.usesExternalBinaryStorage {
+            return store.encodeExternalBinary(object.storage[name], writes: &plan.externalWrites, kept: &plan.externalKept)
+        }
+        return ValueCoding.encode(object.storage[name], as: attribute.attributeType)
+    }
+}
