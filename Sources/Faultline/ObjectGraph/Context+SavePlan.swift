@@ -58,6 +58,10 @@ struct SavePlan {
 extension ManagedObjectContext {
     // MARK: Planning
 
+    /// Works out what a save writes, in named steps: the columns and join rows to-many
+    /// relationships write (``relationshipWrites(of:)``), the new rows (``planInserts``), the
+    /// changed rows with their version checks (``planUpdates``), then history, external data
+    /// and join rows.
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
         let all = ManagedObjectContext.inSaveOrder(touched.values)
@@ -69,22 +73,42 @@ extension ManagedObjectContext {
         plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
         plan.changed = all.filter(\.isUpdated)
 
-        // Columns written for other objects than the one changed: positions in ordered
-        // to-manys and hidden foreign keys of to-manys without inverse.
+        let writes = try relationshipWrites(of: all)
+        planInserts(inserted, writes: writes, plan: &plan)
+        try planUpdates(writes: writes, overwrite: overwrite, plan: &plan)
+        plan.referencedRows = rowsReferencedWithoutInverse(plan)
+        if store.tracksPersistentHistory { plan.history = historyChanges(plan) }
+        for object in plan.deletes {
+            let external = store.externalBinaryColumns(for: object.entity)
+            guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
+            plan.externalReplaced.append((table, object.objectID.primaryKey, external.values.sorted()))
+        }
+        planJoinRows(writes: writes, plan: &plan)
+        return plan
+    }
+
+    /// What to-many relationships write besides their objects' own columns: positions in
+    /// ordered to-manys and hidden foreign keys of to-manys without inverse (columns of other
+    /// objects' rows), and join-table rows added, removed and reordered.
+    struct RelationshipWrites {
         var extra: [ObjectIdentifier: [String: SaveValue]] = [:]
         var extraObjects: [ObjectIdentifier: ManagedObject] = [:]
-        func setExtra(_ id: ManagedObjectID, _ column: String, _ value: SaveValue, onlyIfUnset: Bool = false) {
-            let object = self.object(with: id)
+        var joinAdds: [JoinRow: JoinTableMapping] = [:]
+        var joinRemoves: [JoinRow: JoinTableMapping] = [:]
+        var joinOrders: [JoinRow: [String: Int64]] = [:]
+
+        mutating func setExtra(_ object: ManagedObject, _ column: String, _ value: SaveValue, onlyIfUnset: Bool = false) {
             if object.isDeleted { return }
             let key = ObjectIdentifier(object)
             if onlyIfUnset, extra[key]?[column] != nil { return }
             extra[key, default: [:]][column] = value
             extraObjects[key] = object
         }
-        var joinAdds: [JoinRow: JoinTableMapping] = [:]
-        var joinRemoves: [JoinRow: JoinTableMapping] = [:]
-        var joinOrders: [JoinRow: [String: Int64]] = [:]
+    }
 
+    /// Step 1: what the changed to-many relationships of `all` write.
+    func relationshipWrites(of all: [ManagedObject]) throws -> RelationshipWrites {
+        var writes = RelationshipWrites()
         for object in all where !(object.isInserted && object.isDeleted) {
             guard let entityMapping = store.mapping.entity(object.entity.name) else { continue }
             for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
@@ -126,23 +150,27 @@ extension ManagedObjectContext {
                         isSource ? JoinRow(table: join.name, source: object.objectID, destination: other)
                             : JoinRow(table: join.name, source: other, destination: object.objectID)
                     }
-                    for id in removed { joinRemoves[row(id)] = join }
-                    for id in added { joinAdds[row(id)] = join }
+                    for id in removed { writes.joinRemoves[row(id)] = join }
+                    for id in added { writes.joinAdds[row(id)] = join }
                     if relationship.isOrdered, listChanged || object.isInserted,
                         let column = isSource ? join.destinationOrderColumn : join.sourceOrderColumn
                     {
-                        for (index, id) in current.enumerated() { joinOrders[row(id), default: [:]][column] = SchemaMapping.orderKey(at: index) }
+                        for (index, id) in current.enumerated() { writes.joinOrders[row(id), default: [:]][column] = SchemaMapping.orderKey(at: index) }
                     }
                 } else if let hidden {
-                    for id in removed { setExtra(id, hidden.column, .value(.null), onlyIfUnset: true) }
-                    for id in added { setExtra(id, hidden.column, .key(object.objectID)) }
+                    for id in removed { writes.setExtra(self.object(with: id), hidden.column, .value(.null), onlyIfUnset: true) }
+                    for id in added { writes.setExtra(self.object(with: id), hidden.column, .key(object.objectID)) }
                 } else if let orderColumn, !object.isDeleted, listChanged || object.isInserted {
-                    for (index, id) in current.enumerated() { setExtra(id, orderColumn, .value(.integer(SchemaMapping.orderKey(at: index)))) }
+                    for (index, id) in current.enumerated() { writes.setExtra(self.object(with: id), orderColumn, .value(.integer(SchemaMapping.orderKey(at: index)))) }
                 }
             }
         }
 
-        // New rows: every column of the entity.
+        return writes
+    }
+
+    /// Step 2: new rows, every column of the entity.
+    func planInserts(_ inserted: [ManagedObject], writes: RelationshipWrites, plan: inout SavePlan) {
         for object in inserted {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
             let rowColumns = store.rowColumns(for: object.entity)
@@ -150,7 +178,7 @@ extension ManagedObjectContext {
             var values: [SaveValue] = []
             columns.reserveCapacity(rowColumns.count)
             values.reserveCapacity(rowColumns.count)
-            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            let extras = writes.extra[ObjectIdentifier(object)] ?? [:]
             for column in rowColumns {
                 columns.append(column.name)
                 switch column.kind {
@@ -170,9 +198,13 @@ extension ManagedObjectContext {
             plan.inserts.append(SavePlan.RowChange(object: object, table: table, columns: columns, values: values))
         }
 
-        // Changed rows: the changed columns only (every column under the overwrite policy).
+    }
+
+    /// Step 3: changed rows, the changed columns only (every column under the overwrite
+    /// policy), each version-checked.
+    func planUpdates(writes: RelationshipWrites, overwrite: Set<ObjectIdentifier>, plan: inout SavePlan) throws {
         var candidates = plan.changed
-        for (key, object) in extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
+        for (key, object) in writes.extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
             candidates.append(object)
         }
         // Every stored object the save changes is version-checked, even when only a to-many
@@ -190,7 +222,7 @@ extension ManagedObjectContext {
         for object in candidates {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
             let all = overwrite.contains(ObjectIdentifier(object))
-            let extras = extra[ObjectIdentifier(object)] ?? [:]
+            let extras = writes.extra[ObjectIdentifier(object)] ?? [:]
             func changed(_ key: String) -> Bool { all || object.storage.differs(from: object.committed, at: key) }
             var columns: [String] = []
             var values: [SaveValue] = []
@@ -220,32 +252,26 @@ extension ManagedObjectContext {
             plan.updates.append(.init(object: object, table: table, columns: columns, values: values))
             if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
         }
-        plan.referencedRows = rowsReferencedWithoutInverse(plan)
-        if store.tracksPersistentHistory { plan.history = historyChanges(plan) }
-        for object in plan.deletes {
-            let external = store.externalBinaryColumns(for: object.entity)
-            guard !external.isEmpty, let table = store.mapping.entity(object.entity.name)?.table else { continue }
-            plan.externalReplaced.append((table, object.objectID.primaryKey, external.values.sorted()))
-        }
+    }
 
-        // Join rows: removals and additions that cancel out are dropped.
-        for (row, join) in joinRemoves.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil {
+    /// Step 4: join rows; removals and additions that cancel out are dropped.
+    func planJoinRows(writes: RelationshipWrites, plan: inout SavePlan) {
+        for (row, join) in writes.joinRemoves.sorted(by: { JoinRow.order($0.key, $1.key) }) where writes.joinAdds[row] == nil {
             plan.joinDeletes.append((join, row))
         }
-        for (row, join) in joinAdds.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinRemoves[row] == nil {
-            let orders = joinOrders[row] ?? [:]
+        for (row, join) in writes.joinAdds.sorted(by: { JoinRow.order($0.key, $1.key) }) where writes.joinRemoves[row] == nil {
+            let orders = writes.joinOrders[row] ?? [:]
             plan.joinInserts.append(.init(
                 join: join, row: row,
                 sourceOrder: join.sourceOrderColumn.flatMap { orders[$0] },
                 destinationOrder: join.destinationOrderColumn.flatMap { orders[$0] }))
         }
-        for (row, orders) in joinOrders.sorted(by: { JoinRow.order($0.key, $1.key) }) where joinAdds[row] == nil && joinRemoves[row] == nil {
+        for (row, orders) in writes.joinOrders.sorted(by: { JoinRow.order($0.key, $1.key) }) where writes.joinAdds[row] == nil && writes.joinRemoves[row] == nil {
             guard let join = store.mapping.joinTable(named: row.table) else { continue }
             for (column, order) in orders.sorted(by: { $0.key < $1.key }) {
                 plan.joinOrderUpdates.append(.init(join: join, row: row, column: column, order: order))
             }
         }
-        return plan
     }
 
     /// Stored destinations of to-one relationships without inverse that the plan's inserts
