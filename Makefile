@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize fuzz fuzz-smoke
+.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize fuzz fuzz-smoke format lint docs
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -64,3 +64,18 @@ fuzz-smoke: deps
 
 clean:
 	rm -rf .build .build-asan .build-tsan Fuzz/.build
+
+# swift-format with the house style (.swift-format: 4 spaces, long lines, one-line `;` idioms
+# such as `lock(); defer { unlock() }` allowed on purpose). `make format FILES="a.swift b.swift"`
+# formats those files (default: the files changed since HEAD); `make lint` reports, for the
+# same files, what format would change.
+FILES ?= $(shell git diff --name-only HEAD -- '*.swift'; git ls-files --others --exclude-standard -- '*.swift')
+format:
+	@[ -z "$(strip $(FILES))" ] || swift-format format --in-place --configuration .swift-format $(FILES)
+
+lint:
+	@[ -z "$(strip $(FILES))" ] || swift-format lint --configuration .swift-format $(FILES)
+
+# The library's documentation with docc, warnings as errors (CI runs it).
+docs:
+	scripts/docs.sh
