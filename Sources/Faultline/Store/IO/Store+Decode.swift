@@ -1,0 +1,181 @@
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+
+// Decoding rows: a plan per entity and column list (which slot each column fills, how its
+// value is decoded), cached, and the decoder that runs it over a statement's rows.
+
+extension SQLiteStore {
+    /// A decoder for the rows of a SELECT of an entity's `columns` (after `Z_ENT` or 0, `Z_PK`,
+    /// `Z_OPT`); make one per statement run.
+    /// `variant` names a column list other than the entity's own (a partial fetch), so its
+    /// plans are cached apart.
+    func rowDecoder(for entity: EntityDescription, columns: [SelectedColumn], variant: String = "") -> RowDecoder {
+        RowDecoder(entity: entity, columns: columns, plan: decodePlan(for: entity, rowEntity: entity, columns: columns, variant: variant), variant: variant)
+    }
+
+    /// Decodes the statement's current row into the slots of the row's entity, by a plan
+    /// worked out once per entity: no key is hashed and no column value is boxed twice.
+    /// Binary data kept in an external file is not read here: the slot holds an
+    /// ``ExternalBinaryDataReference`` until the value is asked for.
+    func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
+        var plan = decoder.plan
+        if decoder.entity.hasSubentities {
+            let number = Int(statement.int64(at: 0))
+            if number != plan.entityNumber {
+                if let cached = decoder.subentityPlans[number] {
+                    plan = cached
+                } else if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
+                    plan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns, variant: decoder.variant)
+                    decoder.subentityPlans[number] = plan
+                }
+            }
+        }
+        let pk = statement.int64(at: 1)
+        let version = statement.int64(at: 2)
+        var slots = ContiguousArray<Any?>(repeating: nil, count: plan.layout.count)
+        for step in plan.steps {
+            let index = step.column
+            let slot = step.slot
+            let storage = statement.storageClass(at: index)
+            if storage == SQLValue.nullStorageClass { continue }
+            // The column's own class read directly; a value stored with another class (TEXT in
+            // an integer column) is converted as ValueCoding does it.
+            let isInteger = storage == SQLValue.integerStorageClass
+            let isNumber = isInteger || storage == SQLValue.floatStorageClass
+            switch step.kind {
+            case .integer64 where isInteger: slots[slot] = statement.int64(at: index)
+            case .integer32 where isInteger: slots[slot] = Int32(truncatingIfNeeded: statement.int64(at: index))
+            case .integer16 where isInteger: slots[slot] = Int16(truncatingIfNeeded: statement.int64(at: index))
+            case .boolean where isInteger: slots[slot] = statement.int64(at: index) != 0
+            case .double where isNumber: slots[slot] = statement.double(at: index)
+            case .float where isNumber: slots[slot] = Float(statement.double(at: index))
+            case .date where isNumber: slots[slot] = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
+            case .string where storage == SQLValue.textStorageClass: slots[slot] = statement.text(at: index)
+            case .toOne(let destination, let entityColumn):
+                var name = destination
+                if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
+                    name = actual
+                }
+                slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+            case .externalBinary:
+                slots[slot] = ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url)
+            default:
+                slots[slot] = ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType)
+            }
+        }
+        let values = ObjectValues(layout: plan.layout, slots: slots)
+        return StoreRow(
+            entity: plan.rowEntity,
+            objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: pk),
+            version: version, values: values)
+    }
+
+    /// The plan that decodes rows of `rowEntity` selected with an entity's `columns`.
+    func decodePlan(for entity: EntityDescription, rowEntity: EntityDescription, columns: [SelectedColumn], variant: String = "") -> DecodePlan {
+        let key = DecodePlanKey(entity: entity.name, rowEntity: rowEntity.name, variant: variant)
+        if let plan = decodePlanCache[key] { return plan }
+        let layout = rowEntity.propertyLayout
+        var steps: [DecodePlan.Step] = []
+        var entityColumns: [String: Int] = [:]
+        for (i, column) in columns.enumerated() {
+            if case .toOne(let relationship, true) = column.target { entityColumns[relationship.name] = i + 3 }
+        }
+        for (i, column) in columns.enumerated() {
+            switch column.target {
+            case .attribute(let attribute):
+                guard let slot = layout.slot(of: attribute.name), layout.kinds[slot] == .attribute else { continue }
+                steps.append(.init(column: i + 3, slot: slot, kind: attribute.usesExternalBinaryStorage ? .externalBinary : .init(attribute.attributeType)))
+            case .toOne(let relationship, let isEntityColumn):
+                guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
+                    let declared = rowEntity.relationship(named: relationship.name)
+                else { continue }
+                steps.append(.init(column: i + 3, slot: slot, kind: .toOne(destination: declared.destinationEntityName, entityColumn: entityColumns[relationship.name])))
+            }
+        }
+        let plan = DecodePlan(rowEntity: rowEntity, rowEntityName: rowEntity.name, layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
+        decodePlanCache[key] = plan
+        return plan
+    }
+}
+
+/// Which plan: the fetched entity and the entity of the row (the columns are the fetched
+/// entity's ``SQLiteStore/selectedColumns(for:)``; a prefetch may add one after them, unread).
+struct DecodePlanKey: Hashable {
+    var entity: String
+    var rowEntity: String
+    /// "" for the entity's own columns; the column list of a partial fetch otherwise.
+    var variant: String = ""
+}
+
+/// How to decode the rows of one entity: each selected column's slot and type.
+struct DecodePlan {
+    enum Kind {
+        case integer16, integer32, integer64, boolean, double, float, date, string
+        case other(AttributeType)
+        /// Binary data that may be stored externally: a marker byte, then the bytes or the
+        /// name of a file (see ``ValueCoding/decodeExternalBinary(_:storeURL:)``).
+        case externalBinary
+        case toOne(destination: String, entityColumn: Int?)
+
+        /// The attribute type decoded (`.objectID` for a to-one's key).
+        var attributeType: AttributeType {
+            switch self {
+            case .integer16: return .integer16
+            case .integer32: return .integer32
+            case .integer64: return .integer64
+            case .boolean: return .boolean
+            case .double: return .double
+            case .float: return .float
+            case .date: return .date
+            case .string: return .string
+            case .other(let type): return type
+            case .externalBinary: return .binaryData
+            case .toOne: return .objectID
+            }
+        }
+
+        init(_ type: AttributeType) {
+            switch type {
+            case .integer16: self = .integer16
+            case .integer32: self = .integer32
+            case .integer64: self = .integer64
+            case .boolean: self = .boolean
+            case .double: self = .double
+            case .float: self = .float
+            case .date: self = .date
+            case .string: self = .string
+            default: self = .other(type)
+            }
+        }
+    }
+
+    struct Step {
+        var column: Int
+        var slot: Int
+        var kind: Kind
+    }
+
+    var rowEntity: EntityDescription
+    var rowEntityName: String
+    var layout: PropertyLayout
+    var entityNumber: Int
+    var steps: [Step]
+}
+
+/// Decodes the rows of one run of a statement: the fetched entity's plan, and the plans of
+/// its sub-entities as rows of them come.
+final class RowDecoder {
+    let entity: EntityDescription
+    let columns: [SelectedColumn]
+    let plan: DecodePlan
+    let variant: String
+    var subentityPlans: [Int: DecodePlan] = [:]
+
+    init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan, variant: String = "") {
+        self.entity = entity
+        self.columns = columns
+        self.plan = plan
+        self.variant = variant
+    }
+}
