@@ -9,8 +9,23 @@ enum FLNumber {
 
     init?(_ any: Any?) {
         guard let any = flUnwrap(any) else { return nil }
+        if let v = any as? Bool {
+            self = .int(v ? 1 : 0)
+        } else if let n = FLNumber(swiftNumber: any) {
+            self = n
+        } else if let v = any as? NSNumber, let n = FLNumber(v) {
+            self = n
+        } else {
+            return nil
+        }
+    }
+
+    /// A value of one of Swift's own numeric types — every integer width, `Double`, `Float`,
+    /// `Decimal` — as a number (an unsigned integer beyond `Int` as a double); nil for any
+    /// other value, `Bool` and `NSNumber` included. The one conversion of integers from `Any`
+    /// that predicates, values and aggregates share.
+    init?(swiftNumber any: Any) {
         switch any {
-        case let v as Bool: self = .int(v ? 1 : 0)
         case let v as Int: self = .int(v)
         case let v as Int8: self = .int(Int(v))
         case let v as Int16: self = .int(Int(v))
@@ -24,8 +39,6 @@ enum FLNumber {
         case let v as Double: self = .double(v)
         case let v as Float: self = .double(Double(v))
         case let v as Decimal: self = .decimal(v)
-        case let v as NSNumber:
-            if let n = FLNumber(v) { self = n } else { return nil }
         default: return nil
         }
     }

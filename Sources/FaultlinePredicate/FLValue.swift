@@ -64,21 +64,9 @@ public enum FLValue: Sendable, Hashable {
         case let v as any FLPredicateArgumentConvertible: self = v.predicateValue
         case is NSNull: self = .null
         case let v as Bool: self = .bool(v)
-        case let v as Int: self = .int(v)
-        case let v as Int8: self = .int(Int(v))
-        case let v as Int16: self = .int(Int(v))
-        case let v as Int32: self = .int(Int(v))
-        case let v as Int64: self = .int(Int(v))
-        case let v as UInt8: self = .int(Int(v))
-        case let v as UInt16: self = .int(Int(v))
-        case let v as UInt32: self = .int(Int(v))
-        case let v as UInt:
-            if let i = Int(exactly: v) { self = .int(i) } else { self = .double(Double(v)) }
-        case let v as UInt64:
-            if let i = Int(exactly: v) { self = .int(i) } else { self = .double(Double(v)) }
-        case let v as Double: self = .double(v)
-        case let v as Float: self = .double(Double(v))
-        case let v as Decimal: self = .decimal(v)
+        case let v where FLNumber(swiftNumber: v) != nil:
+            guard let n = FLNumber(swiftNumber: v) else { return nil }
+            self = n.value
         case let v as NSNumber:
             if let n = FLNumber(v) { self = n.value } else { return nil }
         case let v as String: self = .string(v)
