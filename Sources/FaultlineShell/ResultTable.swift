@@ -75,6 +75,11 @@ enum Cell: Equatable {
         return String(d)
     }
 
+    /// Whether a Decimal's text can stand as a number in JSON and SQL (not NaN).
+    static func isNumeral(_ s: String) -> Bool {
+        Decimal(string: s) != nil && !s.contains("NaN")
+    }
+
     /// Every byte in hex: `62706c6973743030`.
     static func hex(_ data: Data) -> String {
         let digits = Array("0123456789abcdef".utf8)
@@ -102,7 +107,7 @@ enum Cell: Equatable {
         case .bool(let b): return b ? "true" : "false"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? Cell.format(d) : "null"
-        case .decimal(let s): return Decimal(string: s) == nil || s.contains("NaN") ? Cell.jsonString(s) : s
+        case .decimal(let s): return Cell.isNumeral(s) ? s : Cell.jsonString(s)
         case .text(let s), .reference(let s): return Cell.jsonString(s)
         case .binary(let data): return Cell.jsonString(data.base64EncodedString())
         case .object(_, let uri): return Cell.jsonString(uri)
@@ -219,7 +224,7 @@ struct Renderer {
         case .bool(let b): return b ? "1" : "0"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? "\(d)" : (d > 0 ? "1e999" : d < 0 ? "-1e999" : "NULL")
-        case .decimal(let s): return Decimal(string: s) == nil ? "'" + s + "'" : s
+        case .decimal(let s): return Cell.isNumeral(s) ? s : "'" + s + "'"
         case .binary(let data): return "X'" + Cell.hex(data).uppercased() + "'"
         case .text, .reference, .object, .list, .map, .fault:
             let t = cell.text(.csv)

@@ -32,29 +32,9 @@ extension Shell {
         }
     }
 
-    /// Words of a command line, with `"quoted words"` kept whole.
+    /// Words of a command line, with `"quoted words"` kept whole and unquoted.
     static func words(_ text: String) -> [String] {
-        var words: [String] = []
-        var current = ""
-        var quote: Character?
-        var inWord = false
-        for c in text {
-            if let q = quote {
-                if c == q { quote = nil } else { current.append(c) }
-            } else if c == "\"" || c == "'" {
-                quote = c
-                inWord = true
-            } else if c == " " || c == "\t" {
-                if inWord { words.append(current) }
-                current = ""
-                inWord = false
-            } else {
-                current.append(c)
-                inWord = true
-            }
-        }
-        if inWord { words.append(current) }
-        return words
+        splitTopLevel(text, on: " ").filter { !$0.isEmpty }.map(unquoted)
     }
 
     func migrate(_ rest: String) throws {
@@ -85,7 +65,7 @@ extension Shell {
         }
         for note in plan.notes { results.write("note: \(note)") }
         if command.dryRun {
-            try dryRun(plan: plan, source: source, destination: destination, storeURL: storeURL)
+            try dryRun(source: source, destination: destination, storeURL: storeURL)
         } else if command.write {
             try migrateInPlace(migration, destination: destination, destinationName: destinationName)
         } else {
@@ -127,18 +107,19 @@ extension Shell {
 
     /// Runs the migration on a copy of the store (its `-wal`, `-shm` and external data too),
     /// then opens the copy with the new model and counts its objects; the store is untouched.
-    func dryRun(plan: LightweightMigration.Plan, source: ManagedObjectModel, destination: ManagedObjectModel, storeURL: URL) throws {
+    func dryRun(source: ManagedObjectModel, destination: ManagedObjectModel, storeURL: URL) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-migrate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent(storeURL.lastPathComponent)
-        let support = ".\(storeURL.deletingPathExtension().lastPathComponent)_SUPPORT"
         for suffix in ["", "-wal", "-shm"] {
             let file = URL(fileURLWithPath: storeURL.path + suffix)
             if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.copyItem(at: file, to: URL(fileURLWithPath: copy.path + suffix)) }
         }
-        let supportURL = storeURL.deletingLastPathComponent().appendingPathComponent(support)
-        if FileManager.default.fileExists(atPath: supportURL.path) { try FileManager.default.copyItem(at: supportURL, to: folder.appendingPathComponent(support)) }
+        let support = ValueCoding.externalDataFolder(forStoreAt: storeURL).deletingLastPathComponent()
+        if FileManager.default.fileExists(atPath: support.path) {
+            try FileManager.default.copyItem(at: support, to: ValueCoding.externalDataFolder(forStoreAt: copy).deletingLastPathComponent())
+        }
         let before = try Shell.objectCounts(storeURL: copy, model: source)
         let result = try LightweightMigration(storeURL: copy, sourceModel: source, destinationModel: destination).run(log: log)
         let after = try Shell.objectCounts(storeURL: copy, model: destination)

@@ -53,16 +53,16 @@ final class TmuxSession {
 struct TerminalTests {
     /// Runs `body` with a shell on the Recipes sample at a terminal, in a fresh home folder
     /// (its history file), then closes both.
-    func withShell(_ body: (TmuxSession) throws -> Void) throws {
+    func withShell(columns: Int = 160, _ body: (TmuxSession) throws -> Void) throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }
-        let t = try start(home)
+        let t = try start(home, columns: columns)
         defer { t.close() }
         try body(t)
     }
 
-    func start(_ home: URL) throws -> TmuxSession {
-        let session = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home)
+    func start(_ home: URL, columns: Int = 160) throws -> TmuxSession {
+        let session = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home, columns: columns)
         do {
             // capture-pane drops trailing spaces, so the prompt shows as `faultline>`.
             try session.waitFor("faultline>")
@@ -74,24 +74,21 @@ struct TerminalTests {
     }
 
     @Test func resultsAreCutToTheTerminalsWidthAndFollowItsResizing() throws {
-        let home = try TestSupport.temporaryDirectory("home")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let t = try TmuxSession(arguments: ["Samples/Recipes/Recipes.sqlite", "--sql-debug", "0"], home: home, columns: 60)
-        defer { t.close() }
-        try t.waitFor("faultline>")
-        try t.send("fetch Recipe sort by name limit 2", "Enter")
-        try t.waitFor("2 rows")
-        let narrow = try t.screen().split(separator: "\n").map(String.init)
-        #expect(narrow.allSatisfy { $0.count <= 60 }, "\(narrow.joined(separator: "\n"))")
-        #expect(narrow.contains { $0.hasPrefix("| $1 ") && $0.contains("…") && $0.count == 60 }, "\(narrow.joined(separator: "\n"))")
-        try t.tmux(["resize-window", "-t", t.name, "-x", "150"])
-        try t.send(".show", "Enter")
-        try t.waitFor("width        auto")
-        try t.send("fetch Recipe sort by name limit 1 show name, overview, instructions, prepTime, type.name", "Enter")
-        try t.waitFor("1 row")
-        // At 150 columns nothing needs cutting.
-        let wide = try t.screen()
-        #expect(wide.contains("| $1 | Beef Bourguignon | Beef braised in red wine. | nil          | 3 hours  | Entree    |"), "\(wide)")
+        try withShell(columns: 60) { t in
+            try t.send("fetch Recipe sort by name limit 2", "Enter")
+            try t.waitFor("2 rows")
+            let narrow = try t.screen().split(separator: "\n").map(String.init)
+            #expect(narrow.allSatisfy { $0.count <= 60 }, "\(narrow.joined(separator: "\n"))")
+            #expect(narrow.contains { $0.hasPrefix("| $1 ") && $0.contains("…") && $0.count == 60 }, "\(narrow.joined(separator: "\n"))")
+            try t.tmux(["resize-window", "-t", t.name, "-x", "150"])
+            try t.send(".show", "Enter")
+            try t.waitFor("width        auto")
+            try t.send("fetch Recipe sort by name limit 1 show name, overview, instructions, prepTime, type.name", "Enter")
+            try t.waitFor("1 row")
+            // At 150 columns nothing needs cutting.
+            let wide = try t.screen()
+            #expect(wide.contains("| $1 | Beef Bourguignon | Beef braised in red wine. | nil          | 3 hours  | Entree    |"), "\(wide)")
+        }
     }
 
     @Test func tabCompletesEntitiesAndKeyPathsThroughRelationships() throws {

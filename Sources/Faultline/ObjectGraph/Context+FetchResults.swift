@@ -89,7 +89,8 @@ extension ManagedObjectContext {
         try checkGrouping(request)
         guard SQLiteStore.canBatchDictionaries(request) else { return FetchedDictionaries(try fetchDictionaries(request)) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-        _ = try store.dictionaryQuery(for: request)  // checks the keys and functions before any SQL runs
+        // Compiled once for every batch; checks the keys and functions before any SQL runs.
+        let batchQuery = try store.dictionaryQuery(for: request, batchOfKeys: true)
         var keysRequest = request
         keysRequest.resultType = .managedObjectID
         keysRequest.propertiesToFetch = nil
@@ -101,7 +102,7 @@ extension ManagedObjectContext {
         return FetchedDictionaries(keys: primaryKeys, batchSize: request.fetchBatchSize) { batch in
             lock.lock(); defer { lock.unlock() }
             do {
-                return try store.fetchDictionaryBatch(request, keys: batch)
+                return try store.fetchDictionaryBatch(batchQuery, entityName: request.entityName, keys: batch)
             } catch {
                 store.emit(.message(category: "error", text: "a batch of a dictionary fetch of \(request.entityName) failed to load: \(error)"))
                 return Array(repeating: [:], count: batch.count)

@@ -140,10 +140,10 @@ extension SQLiteStore {
     }
 
     /// One batch of a batched dictionary fetch: the dictionaries of the objects with these
-    /// keys, in the keys' order.
-    func fetchDictionaryBatch(_ request: FetchRequest, keys: [Int64]) throws -> [[String: Any]] {
+    /// keys, in the keys' order. `query` is the request's batch query
+    /// (``dictionaryQuery(for:batchOfKeys:)``), compiled once for all its batches.
+    func fetchDictionaryBatch(_ query: DictionaryQuery, entityName: String, keys: [Int64]) throws -> [[String: Any]] {
         let start = DispatchTime.now().uptimeNanoseconds
-        let query = try dictionaryQuery(for: request, batchOfKeys: true)
         var byKey: [Int64: [String: Any]] = [:]
         byKey.reserveCapacity(keys.count)
         let sqlSeconds: Double = try withIntArray(keys) {
@@ -154,7 +154,7 @@ extension SQLiteStore {
                 row.reserveCapacity(query.items.count)
                 var column = 1
                 for item in query.items {
-                    if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
+                    if let value = decodeSelected(item.value, statement, at: column, entityName: entityName) { row[item.key] = value }
                     column += item.columnCount
                 }
                 byKey[statement.int64(at: 0)] = row
