@@ -64,6 +64,9 @@ public struct ObjectValidationError: Error, Sendable, CustomStringConvertible, E
     public struct Failure: Sendable, Hashable, CustomStringConvertible {
         /// Core Data's validation error codes.
         public enum Code: Int, Sendable, Hashable {
+            /// An object's own validation (``ManagedObject/validateValue(_:forKey:)`` or a
+            /// `validateFor…` override) threw: Core Data's `NSManagedObjectValidationError`.
+            case managedObjectValidation = 1550
             /// A required attribute or to-one is nil.
             case missingMandatoryProperty = 1570
             /// A to-many has fewer objects than its minimum.

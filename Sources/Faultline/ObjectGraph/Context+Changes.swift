@@ -45,13 +45,27 @@ extension ManagedObjectContext {
     @discardableResult
     public func insertObject(entityName: String) throws -> ManagedObject {
         checkAccess()
+        let entity = try insertableEntity(named: entityName)
+        let object = makeObject(entity: entity, objectID: ManagedObjectID(temporaryFor: entityName), isFault: false)
+        finishInsert(object)
+        return object
+    }
+
+    /// The entity of a new object; throws when the model lacks it or it is abstract.
+    func insertableEntity(named entityName: String) throws -> EntityDescription {
         guard let entity = model.entity(named: entityName) else {
             throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
         }
         guard !entity.isAbstract else {
             throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) is abstract: insert one of its sub-entities (\(entity.subentityNames.joined(separator: ", ")))")
         }
-        let object = ManagedObject(entity: entity, objectID: ManagedObjectID(temporaryFor: entityName), context: self, isFault: false)
+        return entity
+    }
+
+    /// Gives a new object its default values and empty to-manys, registers it as inserted
+    /// (one undo step), then runs its ``ManagedObject/awakeFromInsert()``.
+    func finishInsert(_ object: ManagedObject) {
+        let entity = object.entity
         for attribute in entity.attributes {
             if let value = AttributeValues.defaultValue(of: attribute) { object.storage[attribute.name] = value }
         }
@@ -65,7 +79,7 @@ extension ManagedObjectContext {
             object.isInserted = true
             registeredObjects[object.objectID] = object
         }
-        return object
+        if callsLifecycleHooks(of: object) { object.awakeFromInsert() }
     }
 
     /// Marks an object deleted. Its delete rules (Nullify, Cascade, Deny, No Action) are
@@ -119,6 +133,7 @@ extension ManagedObjectContext {
 
     private func propagateDeletion(of object: ManagedObject) throws {
         try fireFault(object)
+        if callsLifecycleHooks(of: object) { object.prepareForDeletion() }
         for relationship in object.entity.relationships {
             switch relationship.deleteRule {
             case .deny, .noAction:
@@ -155,6 +170,7 @@ extension ManagedObjectContext {
                 throw ManagedObjectError(.readOnly, entity: object.entity.name, objectID: object.objectID, key: key, "attribute \(key) is read-only")
             }
             let coerced = try value.map { try AttributeValues.coerce($0, to: attribute, of: object) }
+            if let slot = object.storage.layout.slot(of: key) { return try setAttribute(coerced, slot: slot, of: object) }
             try recordingChanges {
                 try fireFault(object)
                 if ManagedObject.valuesEqual(object.storage[key], coerced) { return }
@@ -190,6 +206,23 @@ extension ManagedObjectContext {
         }
         for destination in objects { try checkDestination(destination, of: relationship, in: object) }
         try recordingChanges { try replaceToMany(object, relationship, with: objects) }
+    }
+
+    /// Sets an attribute's slot to a value already of the attribute's Swift type: one change
+    /// (an undo step of its own unless a group is open). While ``ManagedObject/awakeFromFetch()``
+    /// runs the value becomes the committed one too, so the object does not change.
+    func setAttribute(_ value: Any?, slot: Int, of object: ManagedObject) throws {
+        if awakeningFromFetch > 0, !object.isInserted {
+            object.storage[slot: slot] = value
+            object.committed[slot: slot] = value
+            return
+        }
+        try recordingChanges {
+            try fireFault(object)
+            if ManagedObject.valuesEqual(object.storage[slot: slot], value) { return }
+            willChange(object)
+            object.storage[slot: slot] = value
+        }
     }
 
     /// Checks that `destination` may be put in `relationship` of `object`.

@@ -107,6 +107,7 @@ extension ManagedObjectContext {
         }
         object.version = snapshot.version
         object.isFault = false
+        if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
     }
 
     /// A child's refresh: the object becomes a fault that fires from the parent again, or,
@@ -296,7 +297,7 @@ extension ManagedObjectContext {
                 switch change {
                 case .insert(let id, let entityName, let values):
                     guard let entity = model.entity(named: entityName) else { continue }
-                    let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: false)
+                    let object = makeObject(entity: entity, objectID: id, isFault: false)
                     for (key, value) in values { object.storage[key] = resolved(value) }
                     nextInsertionSequence += 1
                     object.insertionSequence = nextInsertionSequence

@@ -33,6 +33,9 @@ extension ManagedObjectContext {
 
     /// Drops an object's values and pending changes: it loads again when next touched.
     func turnIntoFault(_ object: ManagedObject) {
+        let hooks = callsLifecycleHooks(of: object)
+        if hooks { object.willTurnIntoFault() }
+        defer { if hooks { object.didTurnIntoFault() } }
         object.partialKeys = nil
         object.fetchedPropertyValues.removeAll()
         object.storage.removeAll()
@@ -64,7 +67,7 @@ extension ManagedObjectContext {
 
     private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
         let entity = entity ?? model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
-        let object = ManagedObject(entity: entity, objectID: id, context: self, isFault: true)
+        let object = makeObject(entity: entity, objectID: id, isFault: true)
         object.faultOrigin = origin
         return object
     }
@@ -114,6 +117,25 @@ extension ManagedObjectContext {
     }
 
     func fill(_ object: ManagedObject, from row: StoreRow) {
+        fillValues(object, from: row)
+        if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+    }
+
+    /// Whether an object is an instance of a registered subclass, whose lifecycle methods
+    /// are called (a plain ``ManagedObject``'s do nothing).
+    @inline(__always)
+    func callsLifecycleHooks(of object: ManagedObject) -> Bool {
+        !classBindings.isEmpty && type(of: object) != ManagedObject.self
+    }
+
+    /// Runs an object's ``ManagedObject/awakeFromFetch()`` with change processing off.
+    func awakeFromFetch(_ object: ManagedObject) {
+        awakeningFromFetch += 1
+        defer { awakeningFromFetch -= 1 }
+        object.awakeFromFetch()
+    }
+
+    private func fillValues(_ object: ManagedObject, from row: StoreRow) {
         if object.storage.isEmpty && object.committed.isEmpty {
             // A fresh fault: the row holds exactly its attributes and to-ones, so both
             // dictionaries share the row's storage (no per-key copying).

@@ -59,9 +59,25 @@ extension ManagedObjectContext {
     /// save posts nothing.
     public func save() throws {
         checkAccess()
+        if let error = accessorErrors.first {
+            accessorErrors.removeAll()
+            throw error
+        }
         guard hasChanges || !touched.isEmpty else { return }
         announce(.willSave, ChangedObjects())
         try processPendingChanges()
+        if !classBindings.isEmpty {
+            // Each changed object's willSave; changes made there (deletions too) are saved.
+            let before = changeCount
+            for object in ManagedObjectContext.inSaveOrder(touched.values) where object.isInserted != object.isDeleted || object.isUpdated {
+                if callsLifecycleHooks(of: object) { object.willSave() }
+            }
+            if changeCount != before { try processPendingChanges() }
+            if let error = accessorErrors.first {
+                accessorErrors.removeAll()
+                throw error
+            }
+        }
         let saved: (SaveNotification, deleted: [ManagedObject])?
         if parent != nil {
             saved = try saveToParent()
@@ -69,6 +85,10 @@ extension ManagedObjectContext {
             saved = try saveToStore()
         }
         guard let (notification, deleted) = saved else { return }
+        if !classBindings.isEmpty {
+            let savedObjects = (notification.insertedObjectIDs + notification.updatedObjectIDs).compactMap { registeredObjects[$0] } + deleted
+            for object in savedObjects where callsLifecycleHooks(of: object) { object.didSave() }
+        }
         announceSave(notification, deleted: deleted)
     }
 

@@ -6,19 +6,83 @@ extension ManagedObjectContext {
     /// Checks every inserted and changed object against its model (required properties,
     /// minimum and maximum values, lengths and counts, patterns) and every deleted object
     /// against its Deny rules; throws one ``ObjectValidationError`` listing all failures.
+    ///
+    /// Each object validates itself: ``ManagedObject/validateForInsert()``,
+    /// ``ManagedObject/validateForUpdate()`` or ``ManagedObject/validateForDelete()``, whose
+    /// defaults check the model (and call ``ManagedObject/validateValue(_:forKey:)`` per
+    /// property for instances of subclasses). An error other than ``ObjectValidationError``
+    /// thrown by a subclass's method becomes a failure with code 1550 naming the object.
     public func validatePendingChanges() throws {
         var failures: [ObjectValidationError.Failure] = []
         for object in ManagedObjectContext.inSaveOrder(touched.values) {
-            if object.isDeleted {
-                if !object.isInserted { failures += try denyFailures(object) }
-            } else if object.isInserted || object.isUpdated {
-                failures += try propertyFailures(object)
+            do {
+                if object.isDeleted {
+                    if !object.isInserted { try object.validateForDelete() }
+                } else if object.isInserted {
+                    try object.validateForInsert()
+                } else if object.isUpdated {
+                    try object.validateForUpdate()
+                }
+            } catch let error as ObjectValidationError {
+                failures += error.failures
+            } catch where type(of: object) != ManagedObject.self {
+                failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: "", message: "\(error)"))
             }
         }
         guard failures.isEmpty else {
             throw ObjectValidationError(failures: failures.sorted {
                 ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
             })
+        }
+    }
+
+    /// The model's rules for an inserted or updated object, then (for an instance of a
+    /// subclass) its ``ManagedObject/validateValue(_:forKey:)`` for each property: what
+    /// ``ManagedObject/validateForInsert()`` and ``ManagedObject/validateForUpdate()`` do.
+    func validateProperties(of object: ManagedObject) throws {
+        var failures = try propertyFailures(object)
+        if type(of: object) != ManagedObject.self, !object.isFault {
+            failures += try keyValidationFailures(object)
+        }
+        if !failures.isEmpty { throw ObjectValidationError(failures: failures) }
+    }
+
+    /// The Deny rules of a deleted object: what ``ManagedObject/validateForDelete()`` does.
+    func validateDeletion(of object: ManagedObject) throws {
+        let failures = try denyFailures(object)
+        if !failures.isEmpty { throw ObjectValidationError(failures: failures) }
+    }
+
+    /// A subclass's per-key validation: every attribute, to-one and loaded to-many (an
+    /// unfired to-many fault is unchanged, so it is not loaded to be checked).
+    private func keyValidationFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
+        var failures: [ObjectValidationError.Failure] = []
+        let layout = object.storage.layout
+        for slot in 0..<layout.count {
+            let key = layout.names[slot]
+            if layout.kinds[slot] == .toMany, object.storage[slot: slot] == nil { continue }
+            let original = object.value(forKey: key)
+            var value = original
+            do {
+                try object.validateValue(&value, forKey: key)
+            } catch let error as ObjectValidationError {
+                failures += error.failures
+                continue
+            } catch {
+                failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: key, message: "\(error)"))
+                continue
+            }
+            if !Self.sameValue(original, value) { try object.setValue(value, forKey: key) }
+        }
+        return failures
+    }
+
+    /// Whether a validation method left a value as it was (objects by identity).
+    private static func sameValue(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case let (x as ManagedObject, y as ManagedObject): return x === y
+        case let (x as [ManagedObject], y as [ManagedObject]): return x.count == y.count && zip(x, y).allSatisfy { $0 === $1 }
+        default: return ManagedObject.valuesEqual(a, b)
         }
     }
 

@@ -52,6 +52,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// deleted) before its first change since the context last announced its changes
     /// (`Context+Observation.swift`); nil when it has not changed since.
     var wasVisibleBeforeEvent: Bool?
+    /// For an instance of a registered ``ManagedObjectSubclass``: the slot of each of the
+    /// class's ``ManagedObjectSubclass/managedProperties``, so typed accessors hash no key.
+    var classSlots: ContiguousArray<Int> = []
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
@@ -61,6 +64,61 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.isFault = isFault
         self.storage = ObjectValues(layout: entity.propertyLayout)
         self.committed = storage
+    }
+
+    // MARK: Lifecycle (overridden by subclasses; the defaults do nothing or check the model)
+
+    /// Called once, right after the object is inserted into a context (not when a child's
+    /// insert reaches its parent): set initial values here. Changes made are part of the insert.
+    open func awakeFromInsert() {}
+
+    /// Called after the object's values are loaded from the store (a fault fired, a fetch
+    /// with property values, a refresh); values set here do not make the object changed.
+    open func awakeFromFetch() {}
+
+    /// Called for each inserted, updated and deleted object at the start of a save, before
+    /// validation; changes made here are saved with the rest.
+    open func willSave() {}
+
+    /// Called for each inserted, updated and deleted object after a save succeeded.
+    open func didSave() {}
+
+    /// Called when a deletion is processed, before the delete rules run
+    /// (``ManagedObjectContext/processPendingChanges()``, which a save starts with).
+    open func prepareForDeletion() {}
+
+    /// Called before the object's values are dropped to make it a fault again.
+    open func willTurnIntoFault() {}
+
+    /// Called after the object became a fault again (refreshed, or deleted and saved).
+    open func didTurnIntoFault() {}
+
+    /// Checks (and may replace) one property's value when the object is validated: the
+    /// place for Core Data's `validate<Key>` methods. Called for every property of an inserted
+    /// or updated instance of a subclass, after the model's rules; a replaced value is set
+    /// on the object. Throw an error saying what is wrong; the save then fails with it.
+    open func validateValue(_ value: inout Any?, forKey key: String) throws {}
+
+    /// Validates an inserted object before it is saved: the model's rules (required
+    /// properties, bounds, patterns, relationship counts), then ``validateValue(_:forKey:)``
+    /// for each property. An override should call `super` to keep these.
+    ///
+    /// - Throws: ``ObjectValidationError`` listing the failures.
+    open func validateForInsert() throws {
+        try managedObjectContext?.validateProperties(of: self)
+    }
+
+    /// Validates an updated object before it is saved; see ``validateForInsert()``.
+    open func validateForUpdate() throws {
+        try managedObjectContext?.validateProperties(of: self)
+    }
+
+    /// Validates a deleted object before the deletion is saved: relationships with the Deny
+    /// delete rule must be empty. An override should call `super`.
+    ///
+    /// - Throws: ``ObjectValidationError`` listing the failures.
+    open func validateForDelete() throws {
+        try managedObjectContext?.validateDeletion(of: self)
     }
 
     /// The value of a property; reading fires the fault when the object is one.

@@ -72,6 +72,15 @@ public final class ManagedObjectContext {
     /// How many times an object was about to change (``willChange(_:)``), to tell whether a
     /// step changed anything.
     var changeCount = 0
+    /// The classes objects are made of, by entity name (the coordinator's registered
+    /// classes when the context was made); empty when none are registered.
+    let classBindings: [String: ClassBinding]
+    /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
+    /// first of them (and forgets them all), so none goes unnoticed.
+    var accessorErrors: [Error] = []
+    /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
+    /// are not changes (Core Data turns change processing off around it).
+    var awakeningFromFetch = 0
 
     /// The one designated initializer; the public ones are in `Context+Concurrency.swift`
     /// and `Context+Child.swift`.
@@ -79,6 +88,17 @@ public final class ManagedObjectContext {
         self.coordinator = coordinator
         self.parent = parent
         self.concurrency = ContextConcurrency(type: concurrencyType)
+        self.classBindings = coordinator.classBindingsForNewContext()
+    }
+
+    /// A new object of an entity, of the entity's registered class if it has one.
+    func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool) -> ManagedObject {
+        guard !classBindings.isEmpty, let binding = classBindings[entity.name] else {
+            return ManagedObject(entity: entity, objectID: objectID, context: self, isFault: isFault)
+        }
+        let object = binding.type.init(entity: entity, objectID: objectID, context: self, isFault: isFault)
+        object.classSlots = binding.slots
+        return object
     }
 
     deinit {

@@ -10,6 +10,8 @@ public final class PersistentStoreCoordinator {
     /// Serializes every use of the store's one connection and its row cache by contexts on
     /// different threads (recursive: a fetch may fire faults). See ``performAndWait(_:)``.
     let storeLock = NSRecursiveLock()
+    /// The registered ``ManagedObjectSubclass`` classes (guarded by `storeLock`).
+    var classRegistry = ClassRegistry()
 
     /// Opens the store at `url` for `model`.
     public init(model: ManagedObjectModel, storeURL: URL, options: SQLiteStore.Options = .init()) throws {

@@ -1,0 +1,153 @@
+import FaultlineModel
+import Foundation
+
+// Typed accessors: what the properties of a ManagedObjectSubclass call. They read and write
+// the same value slots as value(forKey:) and setValue(_:forKey:), with the same faults,
+// change tracking, undo and inverse relationships, but find the slot by the class's property
+// number (a table made when the class was registered) instead of hashing the key.
+//
+// `index` is the property's position in the class's `managedProperties`; `key` its name, used
+// for errors and for an object not made by a context (no slot table), where the accessors
+// fall back to the key-value methods.
+
+extension ManagedObject {
+    /// The slot of the class's property `index`, after firing the fault and completing a
+    /// partially fetched object; nil when the object has no slot table (not made by a
+    /// context as an instance of a registered class) or no context.
+    @inline(__always)
+    private func loadedSlot(_ index: Int, _ key: String) -> (slot: Int, context: ManagedObjectContext)? {
+        guard index < classSlots.count, let context = managedObjectContext else { return nil }
+        context.checkAccess()
+        if isFault { try? context.fireFault(self) }
+        if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
+        return (classSlots[index], context)
+    }
+
+    /// The value of an attribute (nil when it has none), for a typed property's getter.
+    public func attributeValue<Value: ManagedAttributeValue>(at index: Int, named key: String) -> Value? {
+        guard let (slot, context) = loadedSlot(index, key) else { return value(forKey: key) as? Value }
+        guard let stored = storage[slot: slot] else { return nil }
+        if let value = stored as? Value { return value }
+        if let reference = stored as? ExternalBinaryDataReference {
+            return context.loadExternalData(reference, forKey: key, of: self) as? Value
+        }
+        return nil
+    }
+
+    /// Sets an attribute, for a typed property's setter: a change like
+    /// ``setValue(_:forKey:)``'s. Setters cannot throw, so a refused change (a read-only
+    /// attribute, an object removed from its context) is kept and thrown by the context's
+    /// next ``ManagedObjectContext/save()``.
+    public func setAttributeValue<Value: ManagedAttributeValue>(_ value: Value?, at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value, key) }
+        context.checkAccess()
+        let slot = classSlots[index]
+        do {
+            let attribute = entity.attributes[slot]
+            if attribute.isReadOnly || attribute.isDerived {
+                throw ManagedObjectError(.readOnly, entity: entity.name, objectID: objectID, key: key, "attribute \(key) is read-only")
+            }
+            try context.setAttribute(value.map { $0 as Any }, slot: slot, of: self)
+        } catch {
+            context.accessorErrors.append(error)
+        }
+    }
+
+    /// The destination of a to-one relationship (a fault, maybe), for a typed getter.
+    public func toOneValue<Destination: ManagedObject>(at index: Int, named key: String) -> Destination? {
+        guard let (slot, context) = loadedSlot(index, key) else { return value(forKey: key) as? Destination }
+        guard let id = storage[slot: slot] as? ManagedObjectID else { return nil }
+        return context.object(with: id, reachedThrough: "\(entity.name).\(key)") as? Destination
+    }
+
+    /// Sets a to-one relationship (its inverse follows), for a typed setter; a refused
+    /// change (an object of another context) is thrown by the next save.
+    public func setToOneValue<Destination: ManagedObject>(_ destination: Destination?, at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(destination, key) }
+        context.checkAccess()
+        do {
+            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+            if let destination { try context.checkDestination(destination, of: relationship, in: self) }
+            try context.recordingChanges { try context.setToOne(self, relationship, destination) }
+        } catch {
+            context.accessorErrors.append(error)
+        }
+    }
+
+    /// The destinations of a to-many relationship, in the relationship's order when it is
+    /// ordered (firing the relationship fault the first time), for a typed getter.
+    public func toManyValue<Destination: ManagedObject>(at index: Int, named key: String) -> [Destination] {
+        guard let (slot, context) = loadedSlot(index, key) else {
+            return (value(forKey: key) as? [ManagedObject] ?? []).compactMap { $0 as? Destination }
+        }
+        let relationship = entity.relationships[slot - entity.attributes.count]
+        let objects = (try? context.fireRelationshipFault(relationship, of: self)) ?? []
+        return objects.compactMap { $0 as? Destination }
+    }
+
+    /// Replaces the destinations of a to-many relationship (inverses follow), for a typed
+    /// setter; a refused change is thrown by the next save.
+    public func setToManyValue<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(destinations as [ManagedObject], key) }
+        context.checkAccess()
+        do {
+            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+            for destination in destinations { try context.checkDestination(destination, of: relationship, in: self) }
+            try context.recordingChanges { try context.replaceToMany(self, relationship, with: destinations) }
+        } catch {
+            context.accessorErrors.append(error)
+        }
+    }
+
+    /// Adds objects to a to-many relationship (at the end of an ordered one), for the
+    /// generated `addTo<Key>(_:)`; a refused change is thrown by the next save.
+    public func addToManyValues<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else {
+            return byKey(key) { for destination in destinations { try addObject(destination, toRelationship: key) } }
+        }
+        context.checkAccess()
+        do {
+            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+            for destination in destinations { try context.checkDestination(destination, of: relationship, in: self) }
+            try context.recordingChanges {
+                for destination in destinations { try context.addToMany(self, relationship, destination) }
+            }
+        } catch {
+            context.accessorErrors.append(error)
+        }
+    }
+
+    /// Removes objects from a to-many relationship, for the generated
+    /// `removeFrom<Key>(_:)`; a refused change is thrown by the next save.
+    public func removeToManyValues<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else {
+            return byKey(key) { for destination in destinations { try removeObject(destination, fromRelationship: key) } }
+        }
+        context.checkAccess()
+        do {
+            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+            try context.recordingChanges {
+                for destination in destinations { try context.removeFromToMany(self, relationship, destination) }
+            }
+        } catch {
+            context.accessorErrors.append(error)
+        }
+    }
+
+    /// A typed setter on an object without a slot table: through ``setValue(_:forKey:)``; an
+    /// object in no context keeps the value in its storage (it is never saved).
+    private func setByKey(_ value: Any?, _ key: String) {
+        guard let context = managedObjectContext else {
+            if entity.relationship(named: key) == nil { storage[key] = value }
+            return
+        }
+        do { try setValue(value, forKey: key) } catch { context.accessorErrors.append(error) }
+    }
+
+    /// A typed to-many change on an object without a slot table, by key; errors wait for the
+    /// next save (an object in no context has no relationships to change).
+    private func byKey(_ key: String, _ change: () throws -> Void) {
+        guard let context = managedObjectContext else { return }
+        do { try change() } catch { context.accessorErrors.append(error) }
+    }
+}

@@ -1,0 +1,241 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+// Hand-written classes for the Inventory sample, in the shape `faultline generate` writes.
+
+final class InventoryAsset: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Asset" }
+    class var managedProperties: [ManagedPropertyDeclaration] {
+        [.attribute("label", .string), .toMany("inventories", InventoryItem.self)]
+    }
+    var label: String? {
+        get { attributeValue(at: 0, named: "label") }
+        set { setAttributeValue(newValue, at: 0, named: "label") }
+    }
+    var inventories: Set<InventoryItem> {
+        get { Set(toManyValue(at: 1, named: "inventories") as [InventoryItem]) }
+        set { setToManyValue(Array(newValue), at: 1, named: "inventories") }
+    }
+    func addToInventories(_ value: InventoryItem) { addToManyValues([value], at: 1, named: "inventories") }
+    func removeFromInventories(_ value: InventoryItem) { removeToManyValues([value], at: 1, named: "inventories") }
+
+    // Lifecycle, recorded for the tests.
+    nonisolated(unsafe) static var events: [String] = []
+    override func awakeFromInsert() { Self.events.append("awakeFromInsert"); label = "new" }
+    override func awakeFromFetch() { Self.events.append("awakeFromFetch \(label ?? "nil")") }
+    override func willSave() { Self.events.append("willSave \(label ?? "nil")") }
+    override func didSave() { Self.events.append("didSave") }
+    override func prepareForDeletion() { Self.events.append("prepareForDeletion \(label ?? "nil")") }
+    override func willTurnIntoFault() { Self.events.append("willTurnIntoFault") }
+    override func didTurnIntoFault() { Self.events.append("didTurnIntoFault \(isFault)") }
+
+    struct LabelError: Error, CustomStringConvertible {
+        var description: String { "labels cannot be \"forbidden\"" }
+    }
+    override func validateValue(_ value: inout Any?, forKey key: String) throws {
+        guard key == "label", let text = value as? String else { return }
+        if text == "forbidden" { throw LabelError() }
+        value = text.trimmingCharacters(in: .whitespaces)  // replaced values are set on the object
+    }
+}
+
+final class InventoryItem: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Inventory" }
+    class var managedProperties: [ManagedPropertyDeclaration] {
+        [.attribute("count", .integer16), .attribute("date", .date), .toOne("asset", InventoryAsset.self), .toOne("location", InventoryLocation.self)]
+    }
+    var count: Int16 {
+        get { attributeValue(at: 0, named: "count") ?? 0 }
+        set { setAttributeValue(newValue, at: 0, named: "count") }
+    }
+    var date: Date? {
+        get { attributeValue(at: 1, named: "date") }
+        set { setAttributeValue(newValue, at: 1, named: "date") }
+    }
+    var asset: InventoryAsset? {
+        get { toOneValue(at: 2, named: "asset") }
+        set { setToOneValue(newValue, at: 2, named: "asset") }
+    }
+    var location: InventoryLocation? {
+        get { toOneValue(at: 3, named: "location") }
+        set { setToOneValue(newValue, at: 3, named: "location") }
+    }
+}
+
+final class InventoryLocation: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Location" }
+    class var managedProperties: [ManagedPropertyDeclaration] {
+        [.attribute("label", .string), .toMany("inventories", InventoryItem.self)]
+    }
+    var label: String? {
+        get { attributeValue(at: 0, named: "label") }
+        set { setAttributeValue(newValue, at: 0, named: "label") }
+    }
+}
+
+/// A class declaring a property with the wrong type, for registration errors.
+final class WrongAsset: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Asset" }
+    class var managedProperties: [ManagedPropertyDeclaration] {
+        [.attribute("label", .integer64), .attribute("colour", .string), .toOne("inventories", InventoryItem.self)]
+    }
+}
+
+/// Registered classes: objects of their entities are their instances everywhere, typed
+/// properties go through the same change tracking as key-value coding, lifecycle methods run
+/// when Core Data runs them.
+@Suite(.serialized) struct TypedClassTests {
+    static let classes: [any ManagedObjectSubclass.Type] = [InventoryAsset.self, InventoryItem.self, InventoryLocation.self]
+
+    static func open(register: Bool = true) throws -> (ManagedObjectContext, Recorder, URL) {
+        let url = try SaveTests.copyOfInventory()
+        let model = try ManagedObjectModel(contentsOf: SaveTests.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: false))
+        if register { try coordinator.registerClasses(classes) }
+        let recorder = Recorder()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { recorder.append(sql, arguments) }
+        }
+        return (ManagedObjectContext(coordinator: coordinator), recorder, url)
+    }
+
+    @Test func contextsMakeInstancesOfRegisteredClasses() throws {
+        let (context, _, _) = try Self.open()
+        let assets = try InventoryAsset.fetch(InventoryAsset.fetchRequest(), in: context)
+        #expect(!assets.isEmpty)
+        let bike = try #require(assets.first { $0.label == "Bicycle" })
+        // Relationship faults, inserts and child contexts make the classes too.
+        let items = bike.inventories
+        #expect(!items.isEmpty)
+        #expect(items.allSatisfy { $0.asset === bike })
+        #expect(items.compactMap(\.location).allSatisfy { type(of: $0) == InventoryLocation.self })
+        let inserted = try context.insertObject(entityName: "Inventory")
+        #expect(inserted is InventoryItem)
+        let child = ManagedObjectContext(parent: context)
+        #expect(child.object(with: bike.objectID) is InventoryAsset)
+        #expect(context.coordinator.registeredClass(forEntityName: "Location") == InventoryLocation.self)
+    }
+
+    @Test func typedPropertiesChangeTrackUndoAndSaveLikeKeyValueCoding() throws {
+        let (context, sql, url) = try Self.open()
+        let item = try #require(try InventoryItem.fetch(InventoryItem.fetchRequest(), in: context).first)
+        let before = item.count
+        item.count = before + 5
+        #expect(item.isUpdated && item.value(forKey: "count") as? Int16 == before + 5)
+        #expect(item.changedValues()["count"] as? Int16 == before + 5)
+        context.undo()
+        #expect(item.count == before && !item.hasChanges)
+        context.redo()
+        #expect(item.count == before + 5)
+        // Relationships keep their inverses.
+        let location = try #require(try InventoryLocation.fetch(InventoryLocation.fetchRequest(), in: context).first { $0 !== item.location })
+        item.location = location
+        #expect(location.value(forKey: "inventories") as? [ManagedObject] ?? [] == [item] || (location.value(forKey: "inventories") as? [ManagedObject])?.contains(item) == true)
+        sql.clear()
+        try context.save()
+        #expect(sql.sql.contains { $0.hasPrefix("UPDATE ZINVENTORY SET ZCOUNT = ?, ZLOCATION = ?, Z_OPT = ?") })
+        let raw = try Connection(path: url.path, mode: .readOnly)
+        #expect(try raw.scalar("SELECT ZCOUNT FROM ZINVENTORY WHERE Z_PK = \(item.objectID.primaryKey)") == .integer(Int64(before + 5)))
+    }
+
+    @Test func insertThroughTheClass() throws {
+        let (context, _, _) = try Self.open()
+        InventoryAsset.events = []
+        let asset = try InventoryAsset(context: context)
+        #expect(asset.objectID.isTemporaryID && asset.isInserted)
+        #expect(asset.label == "new")  // set by awakeFromInsert
+        let item = try InventoryItem(context: context)
+        #expect(item.count == 0)  // the model's default
+        asset.addToInventories(item)
+        #expect(item.asset === asset && asset.inventories == [item])
+        asset.removeFromInventories(item)
+        #expect(item.asset == nil)
+        #expect(InventoryAsset.events == ["awakeFromInsert"])
+    }
+
+    @Test func lifecycleMethodsRunWhenCoreDataRunsThem() throws {
+        let (context, _, _) = try Self.open()
+        InventoryAsset.events = []
+        let bike = try #require(try InventoryAsset.fetch(InventoryAsset.fetchRequest(), in: context).first { $0.label == "Bicycle" })
+        #expect(InventoryAsset.events.contains("awakeFromFetch Bicycle"))
+        #expect(!bike.hasChanges)
+        InventoryAsset.events = []
+        bike.label = "Road bike"
+        try context.save()
+        #expect(InventoryAsset.events == ["willSave Road bike", "didSave"])
+        InventoryAsset.events = []
+        context.refresh(bike, mergeChanges: false)
+        #expect(InventoryAsset.events == ["willTurnIntoFault", "didTurnIntoFault true"])
+        InventoryAsset.events = []
+        context.delete(bike)
+        try context.save()
+        #expect(InventoryAsset.events.first == "awakeFromFetch Road bike")
+        #expect(Array(InventoryAsset.events.dropFirst()) == ["prepareForDeletion Road bike", "willSave Road bike", "didSave"])
+    }
+
+    @Test func awakeFromFetchChangesDoNotDirtyTheObject() throws {
+        final class Probe: ManagedObject, ManagedObjectSubclass {
+            class var entityName: String { "Location" }
+            class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("label", .string)] }
+            override func awakeFromFetch() { setAttributeValue("awake", at: 0, named: "label") }
+        }
+        let url = try SaveTests.copyOfInventory()
+        let coordinator = try PersistentStoreCoordinator(model: try ManagedObjectModel(contentsOf: SaveTests.modelURL), storeURL: url)
+        try coordinator.registerClasses([Probe.self])
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let probe = try #require(try Probe.fetch(Probe.fetchRequest(), in: context).first)
+        #expect(probe.value(forKey: "label") as? String == "awake")
+        #expect(!probe.hasChanges && !context.hasChanges)
+    }
+
+    @Test func perKeyValidationChecksAndReplacesValues() throws {
+        let (context, _, _) = try Self.open()
+        let asset = try InventoryAsset(context: context)
+        asset.label = "forbidden"
+        let error = try #require(throws: ObjectValidationError.self) { try context.save() }
+        #expect(error.failures.map(\.code) == [.managedObjectValidation])
+        #expect(error.failures.first?.key == "label")
+        #expect(error.description.contains("labels cannot be \"forbidden\""))
+        asset.label = "  Saw  "
+        try context.save()
+        #expect(asset.label == "Saw")
+    }
+
+    @Test func refusedTypedChangesFailTheNextSave() throws {
+        let (context, _, _) = try Self.open()
+        let (other, _, _) = try Self.open()
+        let item = try #require(try InventoryItem.fetch(InventoryItem.fetchRequest(), in: context).first)
+        let foreign = try #require(try InventoryAsset.fetch(InventoryAsset.fetchRequest(), in: other).first)
+        let asset = item.asset
+        item.asset = foreign
+        #expect(item.asset === asset)  // refused: nothing changed
+        let error = try #require(throws: ManagedObjectError.self) { try context.save() }
+        #expect(error.code == .otherContext && error.key == "asset")
+        try context.save()  // reported once
+    }
+
+    @Test func registrationChecksClassesAgainstTheModel() throws {
+        let url = try SaveTests.copyOfInventory()
+        let coordinator = try PersistentStoreCoordinator(model: try ManagedObjectModel(contentsOf: SaveTests.modelURL), storeURL: url)
+        let error = try #require(throws: ClassRegistrationError.self) { try coordinator.registerClasses([WrongAsset.self, InventoryLocation.self]) }
+        #expect(error.problems.contains("WrongAsset.label (entity Asset): declared as Integer 64, but the model's attribute is String"))
+        #expect(error.problems.contains { $0.hasPrefix("WrongAsset.colour (entity Asset): the entity has no property colour") })
+        #expect(error.problems.contains("WrongAsset.inventories (entity Asset): declared as a to-one relationship, but the model's inventories is not one"))
+        #expect(error.problems.contains("InventoryLocation.inventories (entity Location): its destination entity Inventory has no registered class; register InventoryItem too"))
+        #expect(coordinator.registeredClass(forEntityName: "Asset") == nil)  // nothing registered
+        _ = ManagedObjectContext(coordinator: coordinator)
+        let late = try #require(throws: ClassRegistrationError.self) { try coordinator.registerClasses(Self.classes) }
+        #expect(late.description.contains("a context was already made"))
+    }
+
+    @Test func unregisteredClassesSayWhy() throws {
+        let (context, _, _) = try Self.open(register: false)
+        let error = try #require(throws: ManagedObjectError.self) { _ = try InventoryAsset(context: context) }
+        #expect(error.description.contains("class InventoryAsset is not registered for entity Asset"))
+        #expect(throws: FetchRequestError.self) { _ = try InventoryAsset.fetch(InventoryAsset.fetchRequest(), in: context) }
+    }
+}
