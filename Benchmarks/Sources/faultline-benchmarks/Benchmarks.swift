@@ -79,6 +79,7 @@ final class Benchmarks {
         let n = objects
         let store = try makeStore("objects.sqlite", items: n, owners: 0) { _ in nil }
         let coordinator = try faultline.open(store)
+        let typed = try faultline.openTyped(store)
         let queue = try GRDBBench.open(store)
         let raw = try RawDatabase(path: store)
         let rows = "\(n) objects × 5 attributes (Int64, Double, String, Date, Bool)"
@@ -88,7 +89,8 @@ final class Benchmarks {
                 Variant(name: "raw C") { try Raw.fetch(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.fetch(queue) },
                 Variant(name: "GRDB by index") { try GRDBBench.fetchByIndex(queue) },
-                Variant(name: "Faultline") { try self.faultline.fetch(coordinator) },
+                Variant(name: "Faultline typed") { try self.faultline.fetchTyped(typed) },
+                Variant(name: "Faultline by key") { try self.faultline.fetch(coordinator) },
             ])
         }
         if wanted("insert") {
@@ -113,14 +115,16 @@ final class Benchmarks {
             try harness.run("insert + save", rounds: rounds, rows: "\(n) new objects, one transaction", variants: [
                 variant("raw C") { try Raw.insert(path: $0, count: n) },
                 variant("GRDB records") { try GRDBBench.insert(path: $0, count: n) },
-                variant("Faultline") { try self.faultline.insert(path: $0, count: n) },
+                variant("Faultline typed") { try self.faultline.insertTyped(path: $0, count: n) },
+                variant("Faultline by key") { try self.faultline.insert(path: $0, count: n) },
             ])
         }
         if wanted("update") {
             try harness.run("update + save", rounds: rounds, rows: "\(n) objects fetched, one attribute changed on each, one transaction", variants: [
                 Variant(name: "raw C") { try Raw.update(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.update(queue) },
-                Variant(name: "Faultline") { try self.faultline.update(coordinator) },
+                Variant(name: "Faultline typed") { try self.faultline.updateTyped(typed) },
+                Variant(name: "Faultline by key") { try self.faultline.update(coordinator) },
             ])
         }
     }

@@ -170,7 +170,7 @@ extension ManagedObjectContext {
                 throw ManagedObjectError(.readOnly, entity: object.entity.name, objectID: object.objectID, key: key, "attribute \(key) is read-only")
             }
             let coerced = try value.map { try AttributeValues.coerce($0, to: attribute, of: object) }
-            if let slot = object.storage.layout.slot(of: key) { return try setAttribute(coerced, slot: slot, of: object) }
+            if let slot = object.storage.layout.slot(of: key) { return try setAttribute(StoredValue(coerced), slot: slot, of: object) }
             try recordingChanges {
                 try fireFault(object)
                 if ManagedObject.valuesEqual(object.storage[key], coerced) { return }
@@ -211,17 +211,17 @@ extension ManagedObjectContext {
     /// Sets an attribute's slot to a value already of the attribute's Swift type: one change
     /// (an undo step of its own unless a group is open). While ``ManagedObject/awakeFromFetch()``
     /// runs the value becomes the committed one too, so the object does not change.
-    func setAttribute(_ value: Any?, slot: Int, of object: ManagedObject) throws {
+    func setAttribute(_ value: StoredValue, slot: Int, of object: ManagedObject) throws {
         if awakeningFromFetch > 0, !object.isInserted {
-            object.storage[slot: slot] = value
-            object.committed[slot: slot] = value
+            object.storage[stored: slot] = value
+            object.committed[stored: slot] = value
             return
         }
         try recordingChanges {
             try fireFault(object)
-            if ManagedObject.valuesEqual(object.storage[slot: slot], value) { return }
+            if StoredValue.same(object.storage[stored: slot], value) { return }
             willChange(object)
-            object.storage[slot: slot] = value
+            object.storage[stored: slot] = value
         }
     }
 

@@ -24,22 +24,34 @@ extension ManagedObject {
     }
 
     /// The value of an attribute (nil when it has none), for a typed property's getter.
+    @inlinable
     public func attributeValue<Value: ManagedAttributeValue>(at index: Int, named key: String) -> Value? {
-        guard let (slot, context) = loadedSlot(index, key) else { return value(forKey: key) as? Value }
-        guard let stored = storage[slot: slot] else { return nil }
-        if let value = stored as? Value { return value }
-        if let reference = stored as? ExternalBinaryDataReference {
-            return context.loadExternalData(reference, forKey: key, of: self) as? Value
-        }
-        return nil
+        Value._managedValue(of: self, at: index, named: key)
     }
 
     /// Sets an attribute, for a typed property's setter: a change like
     /// ``setValue(_:forKey:)``'s. Setters cannot throw, so a refused change (a read-only
-    /// attribute, an object removed from its context) is kept and thrown by the context's
-    /// next ``ManagedObjectContext/save()``.
+    /// attribute) is kept and thrown by the context's next ``ManagedObjectContext/save()``.
+    @inlinable
     public func setAttributeValue<Value: ManagedAttributeValue>(_ value: Value?, at index: Int, named key: String) {
-        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value, key) }
+        Value._setManagedValue(value, of: self, at: index, named: key)
+    }
+
+    /// The typed value of the class's attribute `index`: its slot's, after firing the fault;
+    /// an external binary value is read from its file.
+    @inline(__always)
+    func storedAttribute(at index: Int, named key: String) -> StoredValue {
+        guard let (slot, context) = loadedSlot(index, key) else { return StoredValue(value(forKey: key)) }
+        let stored = storage[stored: slot]
+        if case .other(let box) = stored, let reference = box.value as? ExternalBinaryDataReference {
+            return StoredValue(context.loadExternalData(reference, forKey: key, of: self))
+        }
+        return stored
+    }
+
+    /// Sets the class's attribute `index` to a value of its type.
+    func setStoredAttribute(_ value: StoredValue, at index: Int, named key: String) {
+        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value.any, key) }
         context.checkAccess()
         let slot = classSlots[index]
         do {
@@ -47,7 +59,7 @@ extension ManagedObject {
             if attribute.isReadOnly || attribute.isDerived {
                 throw ManagedObjectError(.readOnly, entity: entity.name, objectID: objectID, key: key, "attribute \(key) is read-only")
             }
-            try context.setAttribute(value.map { $0 as Any }, slot: slot, of: self)
+            try context.setAttribute(value, slot: slot, of: self)
         } catch {
             context.accessorErrors.append(error)
         }
@@ -56,7 +68,7 @@ extension ManagedObject {
     /// The destination of a to-one relationship (a fault, maybe), for a typed getter.
     public func toOneValue<Destination: ManagedObject>(at index: Int, named key: String) -> Destination? {
         guard let (slot, context) = loadedSlot(index, key) else { return value(forKey: key) as? Destination }
-        guard let id = storage[slot: slot] as? ManagedObjectID else { return nil }
+        guard let id = storage.objectID(at: slot) else { return nil }
         return context.object(with: id, reachedThrough: "\(entity.name).\(key)") as? Destination
     }
 

@@ -11,50 +11,50 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// The entity of the object.
     public let entity: EntityDescription
     /// The object's identity.
-    public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object belongs to (nil once it is removed from it).
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
     /// Whether the object's values are not loaded yet.
     @exclusivity(unchecked) public internal(set) var isFault: Bool
     /// The row version (`Z_OPT`) the values were read at.
-    public internal(set) var version: Int64 = 0
+    @exclusivity(unchecked) public internal(set) var version: Int64 = 0
 
     /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
     /// to-many relationships `[ManagedObjectID]`.
-    // The hot properties skip Swift's run-time exclusivity checks (`@exclusivity(unchecked)`):
-    // they are read and written on every value access, only on the context's queue, and never
-    // across an access that could overlap.
+    // The object's mutable properties skip Swift's run-time exclusivity checks
+    // (`@exclusivity(unchecked)`): they are read and written on every value access and every
+    // object made, only on the context's queue, and never across an access that could overlap.
     @exclusivity(unchecked) var storage: ObjectValues
     /// The batch of a batched fetch this fault belongs to, and its place in it.
-    var batchPosition: (batch: FaultBatch, index: Int)?
+    @exclusivity(unchecked) var batchPosition: (batch: FaultBatch, index: Int)?
     /// The relationship through which this object was first reached as a fault
     /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
-    public internal(set) var faultOrigin: String?
+    @exclusivity(unchecked) public internal(set) var faultOrigin: String?
 
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
     @exclusivity(unchecked) var committed: ObjectValues
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
-    var pendingToMany: [String: PendingToMany] = [:]
+    @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
     /// For an object fetched with ``FetchRequest/propertiesToFetch``: the properties loaded;
     /// reading another loads the rest of the row. nil when the whole row is loaded.
-    var partialKeys: Set<String>?
+    @exclusivity(unchecked) var partialKeys: Set<String>?
     /// The values of fetched properties read so far (object IDs by property name), kept
     /// until the object is turned into a fault, as Core Data caches them.
-    var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
+    @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
     /// Whether the object was inserted and not saved yet.
-    public internal(set) var isInserted = false
+    @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object is deleted and the deletion is not saved yet.
-    public internal(set) var isDeleted = false
+    @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// Order of insertion in the context, so that saves insert rows in a stable order.
-    var insertionSequence = 0
+    @exclusivity(unchecked) var insertionSequence = 0
     /// Observation: whether the object was in the context's object graph (registered, not
     /// deleted) before its first change since the context last announced its changes
     /// (`Context+Observation.swift`); nil when it has not changed since.
-    var wasVisibleBeforeEvent: Bool?
+    @exclusivity(unchecked) var wasVisibleBeforeEvent: Bool?
     /// For an instance of a registered ``ManagedObjectSubclass``: the slot of each of the
     /// class's ``ManagedObjectSubclass/managedProperties``, so typed accessors hash no key.
-    var classSlots: ContiguousArray<Int> = []
+    @exclusivity(unchecked) var classSlots: ContiguousArray<Int> = []
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {

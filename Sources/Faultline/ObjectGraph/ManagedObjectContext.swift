@@ -60,7 +60,7 @@ public final class ManagedObjectContext {
     var automaticMergeObserver: (any NSObjectProtocol)?
 
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
-    var touched: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var touched: [ObjectIdentifier: ManagedObject] = [:]
     var nextInsertionSequence = 0
     /// Deleted objects whose delete rules were applied already.
     var propagatedDeletions: Set<ObjectIdentifier> = []
@@ -75,12 +75,13 @@ public final class ManagedObjectContext {
     /// The classes objects are made of, by entity name (the coordinator's registered
     /// classes when the context was made); empty when none are registered.
     let classBindings: [String: ClassBinding]
+    @exclusivity(unchecked) private var lastClassBinding: (entityName: String, binding: ClassBinding?)?
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
     /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
     /// are not changes (Core Data turns change processing off around it).
-    var awakeningFromFetch = 0
+    @exclusivity(unchecked) var awakeningFromFetch = 0
 
     /// The one designated initializer; the public ones are in `Context+Concurrency.swift`
     /// and `Context+Child.swift`.
@@ -91,9 +92,19 @@ public final class ManagedObjectContext {
         self.classBindings = coordinator.classBindingsForNewContext()
     }
 
+    /// The binding of an entity: the last one looked up is kept, as fetches make many objects
+    /// of one entity in a row (comparing a name with itself is cheaper than hashing it).
+    @inline(__always)
+    private func classBinding(for entityName: String) -> ClassBinding? {
+        if let last = lastClassBinding, last.entityName == entityName { return last.binding }
+        let binding = classBindings[entityName]
+        lastClassBinding = (entityName, binding)
+        return binding
+    }
+
     /// A new object of an entity, of the entity's registered class if it has one.
     func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool) -> ManagedObject {
-        guard !classBindings.isEmpty, let binding = classBindings[entity.name] else {
+        guard !classBindings.isEmpty, let binding = classBinding(for: entity.name) else {
             return ManagedObject(entity: entity, objectID: objectID, context: self, isFault: isFault)
         }
         let object = binding.type.init(entity: entity, objectID: objectID, context: self, isFault: isFault)

@@ -137,70 +137,208 @@ public struct ManagedPropertyDeclaration: Sendable, CustomStringConvertible {
 
 /// A Swift type that attribute values have in objects: what a typed accessor reads and
 /// writes. Each conforming type stands for the attribute types listed in ``attributeTypes``.
+///
+/// The conformances are Faultline's own (the numeric types, `Bool`, `String`, `Date`, `Data`,
+/// `UUID`, `URL`, `Decimal`); the underscored requirements read and write an object's slot
+/// without casting, and are not meant to be implemented elsewhere.
 public protocol ManagedAttributeValue {
     /// The attribute types whose values have this Swift type (`String` for String, `Int16` for
     /// Integer 16, `Data` for Binary and Transformable, …).
     static var attributeTypes: Set<AttributeType> { get }
+    /// Reads the value of the class's property `index` (named `key`) of `object`.
+    static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Self?
+    /// Sets the value of the class's property `index` (named `key`) of `object`.
+    static func _setManagedValue(_ value: Self?, of object: ManagedObject, at index: Int, named key: String)
 }
 
 extension Int16: ManagedAttributeValue {
     /// Integer 16.
     public static var attributeTypes: Set<AttributeType> { [.integer16] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int16? {
+        if case .int16(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Int16?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .int16($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Int32: ManagedAttributeValue {
     /// Integer 32.
     public static var attributeTypes: Set<AttributeType> { [.integer32] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int32? {
+        if case .int32(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Int32?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .int32($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Int64: ManagedAttributeValue {
     /// Integer 64.
     public static var attributeTypes: Set<AttributeType> { [.integer64] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int64? {
+        if case .int64(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Int64?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .int64($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Bool: ManagedAttributeValue {
     /// Boolean.
     public static var attributeTypes: Set<AttributeType> { [.boolean] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Bool? {
+        if case .bool(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Bool?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .bool($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Double: ManagedAttributeValue {
     /// Double.
     public static var attributeTypes: Set<AttributeType> { [.double] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Double? {
+        if case .double(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Double?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .double($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Float: ManagedAttributeValue {
     /// Float.
     public static var attributeTypes: Set<AttributeType> { [.float] }
-}
 
-extension Decimal: ManagedAttributeValue {
-    /// Decimal.
-    public static var attributeTypes: Set<AttributeType> { [.decimal] }
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Float? {
+        if case .float(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Float?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .float($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension String: ManagedAttributeValue {
     /// String, and Object ID attributes (which hold an object's URI as text).
     public static var attributeTypes: Set<AttributeType> { [.string, .objectID] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> String? {
+        if case .string(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: String?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .string($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Date: ManagedAttributeValue {
     /// Date.
     public static var attributeTypes: Set<AttributeType> { [.date] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Date? {
+        if case .date(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Date?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .date($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension Data: ManagedAttributeValue {
     /// Binary, and Transformable (whose values are the archived bytes).
     public static var attributeTypes: Set<AttributeType> { [.binaryData, .transformable] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Data? {
+        if case .data(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Data?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .data($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension UUID: ManagedAttributeValue {
     /// UUID.
     public static var attributeTypes: Set<AttributeType> { [.uuid] }
+
+    /// Reads the slot: no cast.
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> UUID? {
+        if case .uuid(let value) = object.storedAttribute(at: index, named: key) { return value }
+        return nil
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: UUID?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { .uuid($0) } ?? .none, at: index, named: key)
+    }
+}
+
+extension Decimal: ManagedAttributeValue {
+    /// Decimal.
+    public static var attributeTypes: Set<AttributeType> { [.decimal] }
+
+    /// Reads the slot (boxed: no case of its own).
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Decimal? {
+        object.storedAttribute(at: index, named: key).any as? Decimal
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: Decimal?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { StoredValue($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension URL: ManagedAttributeValue {
     /// URI.
     public static var attributeTypes: Set<AttributeType> { [.uri] }
+
+    /// Reads the slot (boxed: no case of its own).
+    public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> URL? {
+        object.storedAttribute(at: index, named: key).any as? URL
+    }
+
+    /// Writes the slot.
+    public static func _setManagedValue(_ value: URL?, of object: ManagedObject, at index: Int, named key: String) {
+        object.setStoredAttribute(value.map { StoredValue($0) } ?? .none, at: index, named: key)
+    }
 }
 
 extension AttributeType {

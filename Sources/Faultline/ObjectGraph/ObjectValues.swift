@@ -5,13 +5,13 @@ import FaultlineModel
 /// its fault has not fired).
 ///
 /// It reads like a `[String: Any]` (subscript by key, iteration, `keys`, `isEmpty`), but a
-/// row is decoded straight into slots without hashing a key, copying it shares the slots, and
-/// an object with no values yet holds no buffer. A key the layout lacks (an entity built
-/// without a model) is kept aside in a dictionary.
+/// row is decoded straight into typed slots (``StoredValue``) without hashing a key or boxing
+/// a value, copying it shares the slots, and an object with no values yet holds no buffer.
+/// A key the layout lacks (an entity built without a model) is kept aside in a dictionary.
 struct ObjectValues: Sequence {
     /// The entity's property slots.
     let layout: PropertyLayout
-    private var slots: ContiguousArray<Any?> = []
+    private var slots: ContiguousArray<StoredValue> = []
     private var extra: [String: Any]?
     /// The slots written since these values were made (bit n for slot n; the top bit for
     /// "any": slots past 62, a removal of all values). Comparing an object's values with its
@@ -26,7 +26,7 @@ struct ObjectValues: Sequence {
     }
 
     /// Values by slot (`slots.count` is the layout's count).
-    init(layout: PropertyLayout, slots: ContiguousArray<Any?>) {
+    init(layout: PropertyLayout, slots: ContiguousArray<StoredValue>) {
         self.layout = layout
         self.slots = slots
     }
@@ -50,20 +50,34 @@ struct ObjectValues: Sequence {
 
     /// The value in a slot of the layout.
     subscript(slot slot: Int) -> Any? {
-        @inline(__always) get { slot < slots.count ? slots[slot] : nil }
+        @inline(__always) get { slot < slots.count ? slots[slot].any : nil }
+        set { self[stored: slot] = StoredValue(newValue) }
+    }
+
+    /// The typed value in a slot of the layout.
+    subscript(stored slot: Int) -> StoredValue {
+        @inline(__always) get { slot < slots.count ? slots[slot] : .none }
         set {
             written |= slot < 63 ? 1 << UInt64(slot) : Self.anySlot
             if slots.isEmpty {
-                if newValue == nil { return }
-                slots = ContiguousArray(repeating: nil, count: layout.count)
+                if newValue.isNone { return }
+                slots = ContiguousArray(repeating: .none, count: layout.count)
             }
             slots[slot] = newValue
         }
     }
 
+    /// The object ID in a slot (a to-one relationship's destination), if any.
+    @inline(__always)
+    func objectID(at slot: Int) -> ManagedObjectID? { self[stored: slot].objectID }
+
+    /// The object IDs in a slot (a fired to-many relationship's destinations), if any.
+    @inline(__always)
+    func objectIDs(at slot: Int) -> [ManagedObjectID]? { self[stored: slot].objectIDs }
+
     /// Whether no key has a value.
     var isEmpty: Bool {
-        extra == nil && !slots.contains { $0 != nil }
+        extra == nil && !slots.contains { !$0.isNone }
     }
 
     /// Removes every value (the layout stays).
@@ -80,10 +94,13 @@ struct ObjectValues: Sequence {
     /// other attribute slots are left untouched, and nothing is copied when no ID changes.
     mutating func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
         for slot in layout.identifierSlots where slot < slots.count {
-            if let id = slots[slot] as? ManagedObjectID, let new = map[id] {
-                self[slot: slot] = new
-            } else if let ids = slots[slot] as? [ManagedObjectID], ids.contains(where: { map[$0] != nil }) {
-                self[slot: slot] = ids.map { map[$0] ?? $0 }
+            switch slots[slot] {
+            case .objectID(let id):
+                if let new = map[id] { self[stored: slot] = .objectID(new) }
+            case .objectIDs(let ids) where ids.contains(where: { map[$0] != nil }):
+                self[stored: slot] = .objectIDs(ids.map { map[$0] ?? $0 })
+            default:
+                break
             }
         }
         if let extra {
@@ -112,13 +129,7 @@ struct ObjectValues: Sequence {
         if shared { return false }
         let mask = written | other.written
         for slot in 0..<layout.count where mask & Self.anySlot != 0 || (slot < 63 && mask & (1 << UInt64(slot)) != 0) {
-            let mine = self[slot: slot], theirs = other[slot: slot]
-            guard let mine else {
-                if theirs != nil { return true }
-                continue
-            }
-            let empty = emptyValue(at: slot)
-            if !ManagedObject.valuesEqual(mine, theirs ?? empty) { return true }
+            if !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
         }
         return false
     }
@@ -132,6 +143,15 @@ struct ObjectValues: Sequence {
             return false
         }
         return !ManagedObject.valuesEqual(self[key], other[key])
+    }
+
+    /// Whether two values of a slot are the same; an absent to-many on the other side counts
+    /// as empty.
+    @inline(__always)
+    private func sameStored(_ mine: StoredValue, _ theirs: StoredValue, at slot: Int) -> Bool {
+        if mine.isNone { return theirs.isNone }
+        if theirs.isNone, layout.kinds[slot] == .toMany { return StoredValue.same(mine, .objectIDs([])) }
+        return StoredValue.same(mine, theirs)
     }
 
     /// The value a slot has in a new object: an empty array for a to-many, else nil.
@@ -153,7 +173,7 @@ struct ObjectValues: Sequence {
         return AnyIterator {
             while slot < slots.count {
                 defer { slot += 1 }
-                if let value = slots[slot] { return (names[slot], value) }
+                if let value = slots[slot].any { return (names[slot], value) }
             }
             return rest.next()
         }

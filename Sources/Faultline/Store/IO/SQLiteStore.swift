@@ -79,22 +79,22 @@ public final class SQLiteStore {
     /// How the model maps onto the tables.
     public let mapping: SchemaMapping
     /// The store UUID (`Z_UUID`), the host part of object URIs.
-    public private(set) var identifier: String
+    @exclusivity(unchecked) public private(set) var identifier: String
     /// The metadata property list (`Z_PLIST`).
     public private(set) var metadata: [String: Any]
     /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those
     /// objects' faults later needs no SQL.
-    var rowCache: [ManagedObjectID: StoreRow] = [:]
+    @exclusivity(unchecked) var rowCache: [ManagedObjectID: StoreRow] = [:]
     /// Values the store's own triggers changed (derived attributes, counters), reported while
     /// a save runs, so the saving context can update its objects.
     let triggerReports = TriggerReports()
     /// ``selectedColumns(for:)`` by entity name: the model and mapping never change, so each
     /// entity's list is worked out once, not on every fetch and fault.
-    var selectedColumnsCache: [String: [SelectedColumn]] = [:]
+    @exclusivity(unchecked) var selectedColumnsCache: [String: [SelectedColumn]] = [:]
     /// The SQL that fires one fault, by entity name (`SELECT … WHERE  t0.Z_PK = ?`).
-    var faultSQLCache: [String: String] = [:]
+    @exclusivity(unchecked) var faultSQLCache: [String: String] = [:]
     /// Row decoding plans (see ``decodePlan(for:rowEntity:columns:)``).
-    var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
+    @exclusivity(unchecked) var decodePlanCache: [DecodePlanKey: DecodePlan] = [:]
     /// ``externalBinaryColumns(for:)`` by entity name.
     var externalColumnsCache: [String: [String: String]] = [:]
     /// ``rowColumns(for:)`` by entity name.

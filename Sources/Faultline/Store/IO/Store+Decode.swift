@@ -33,7 +33,7 @@ extension SQLiteStore {
         }
         let pk = statement.int64(at: 1)
         let version = statement.int64(at: 2)
-        var slots = ContiguousArray<Any?>(repeating: nil, count: plan.layout.count)
+        var slots = ContiguousArray<StoredValue>(repeating: .none, count: plan.layout.count)
         for step in plan.steps {
             let index = step.column
             let slot = step.slot
@@ -44,24 +44,24 @@ extension SQLiteStore {
             let isInteger = storage == SQLValue.integerStorageClass
             let isNumber = isInteger || storage == SQLValue.floatStorageClass
             switch step.kind {
-            case .integer64 where isInteger: slots[slot] = statement.int64(at: index)
-            case .integer32 where isInteger: slots[slot] = Int32(truncatingIfNeeded: statement.int64(at: index))
-            case .integer16 where isInteger: slots[slot] = Int16(truncatingIfNeeded: statement.int64(at: index))
-            case .boolean where isInteger: slots[slot] = statement.int64(at: index) != 0
-            case .double where isNumber: slots[slot] = statement.double(at: index)
-            case .float where isNumber: slots[slot] = Float(statement.double(at: index))
-            case .date where isNumber: slots[slot] = Date(timeIntervalSinceReferenceDate: statement.double(at: index))
-            case .string where storage == SQLValue.textStorageClass: slots[slot] = statement.text(at: index)
+            case .integer64 where isInteger: slots[slot] = .int64(statement.int64(at: index))
+            case .integer32 where isInteger: slots[slot] = .int32(Int32(truncatingIfNeeded: statement.int64(at: index)))
+            case .integer16 where isInteger: slots[slot] = .int16(Int16(truncatingIfNeeded: statement.int64(at: index)))
+            case .boolean where isInteger: slots[slot] = .bool(statement.int64(at: index) != 0)
+            case .double where isNumber: slots[slot] = .double(statement.double(at: index))
+            case .float where isNumber: slots[slot] = .float(Float(statement.double(at: index)))
+            case .date where isNumber: slots[slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
+            case .string where storage == SQLValue.textStorageClass: slots[slot] = .string(statement.text(at: index))
             case .toOne(let destination, let entityColumn):
                 var name = destination
                 if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
                     name = actual
                 }
-                slots[slot] = ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index))
+                slots[slot] = .objectID(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index)))
             case .externalBinary:
-                slots[slot] = ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url)
+                slots[slot] = StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
             default:
-                slots[slot] = ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType)
+                slots[slot] = StoredValue(ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType))
             }
         }
         let values = ObjectValues(layout: plan.layout, slots: slots)
@@ -170,7 +170,7 @@ final class RowDecoder {
     let columns: [SelectedColumn]
     let plan: DecodePlan
     let variant: String
-    var subentityPlans: [Int: DecodePlan] = [:]
+    @exclusivity(unchecked) var subentityPlans: [Int: DecodePlan] = [:]
 
     init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan, variant: String = "") {
         self.entity = entity

@@ -1,0 +1,122 @@
+import Foundation
+
+/// One value in an object's slot, typed: what ``ObjectValues`` holds instead of `Any?`, so a
+/// decoded row, a typed accessor and a change comparison switch on a tag instead of casting
+/// an existential (Core Data's row snapshots hold typed values the same way).
+///
+/// Each case holds exactly one Swift type, so converting from `Any` and back gives the same
+/// value of the same type; types without a case of their own (Decimal, URL, external-data
+/// references, anything a model-less entity holds) are kept boxed in ``other``. 24 bytes a
+/// slot (an `Any?` takes 40), and no box for the common attribute types.
+enum StoredValue {
+    case none
+    case int64(Int64)
+    case int32(Int32)
+    case int16(Int16)
+    case bool(Bool)
+    case double(Double)
+    case float(Float)
+    case date(Date)
+    case string(String)
+    case data(Data)
+    case uuid(UUID)
+    /// A to-one relationship's destination (or an objectID attribute's), boxed: an ID is
+    /// larger than the other payloads.
+    indirect case objectID(ManagedObjectID)
+    /// A fired to-many relationship's destinations, in order.
+    case objectIDs([ManagedObjectID])
+    /// Any other value, boxed.
+    case other(AnyValueBox)
+
+    /// The value of an `Any?`, by its exact dynamic type.
+    @inline(__always)
+    init(_ value: Any?) {
+        guard let value else {
+            self = .none
+            return
+        }
+        switch value {
+        case let v as String: self = .string(v)
+        case let v as Int64: self = .int64(v)
+        case let v as Double: self = .double(v)
+        case let v as Date: self = .date(v)
+        case let v as Bool: self = .bool(v)
+        case let v as ManagedObjectID: self = .objectID(v)
+        case let v as [ManagedObjectID]: self = .objectIDs(v)
+        case let v as Int32: self = .int32(v)
+        case let v as Int16: self = .int16(v)
+        case let v as Float: self = .float(v)
+        case let v as Data: self = .data(v)
+        case let v as UUID: self = .uuid(v)
+        default: self = .other(AnyValueBox(value))
+        }
+    }
+
+    /// The value as `Any?` (nil for ``none``).
+    var any: Any? {
+        switch self {
+        case .none: return nil
+        case .int64(let v): return v
+        case .int32(let v): return v
+        case .int16(let v): return v
+        case .bool(let v): return v
+        case .double(let v): return v
+        case .float(let v): return v
+        case .date(let v): return v
+        case .string(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .objectID(let v): return v
+        case .objectIDs(let v): return v
+        case .other(let box): return box.value
+        }
+    }
+
+    /// Whether there is no value.
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+
+    /// The object ID held, if any.
+    var objectID: ManagedObjectID? {
+        if case .objectID(let id) = self { return id }
+        return nil
+    }
+
+    /// The object IDs held, if any.
+    var objectIDs: [ManagedObjectID]? {
+        if case .objectIDs(let ids) = self { return ids }
+        return nil
+    }
+
+    /// Equality of stored values, as ``ManagedObject/valuesEqual(_:_:)`` for `Any`: same case
+    /// and payload; boxed values compare as `AnyHashable` (unequal when not hashable).
+    static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
+        switch (a, b) {
+        case (.none, .none): return true
+        case let (.int64(x), .int64(y)): return x == y
+        case let (.int32(x), .int32(y)): return x == y
+        case let (.int16(x), .int16(y)): return x == y
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.double(x), .double(y)): return x == y
+        case let (.float(x), .float(y)): return x == y
+        case let (.date(x), .date(y)): return x == y
+        case let (.string(x), .string(y)): return x == y
+        case let (.data(x), .data(y)): return x == y
+        case let (.uuid(x), .uuid(y)): return x == y
+        case let (.objectID(x), .objectID(y)): return x == y
+        case let (.objectIDs(x), .objectIDs(y)): return x == y
+        case let (.other(x), .other(y)):
+            return ManagedObject.valuesEqual(x.value, y.value)
+        default: return false
+        }
+    }
+}
+
+/// A value of a type ``StoredValue`` has no case for.
+final class AnyValueBox: @unchecked Sendable {
+    // Values put in slots are the values objects hold; objects stay on their context's queue.
+    let value: Any
+    init(_ value: Any) { self.value = value }
+}
