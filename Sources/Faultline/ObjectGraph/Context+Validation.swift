@@ -53,14 +53,21 @@ extension ManagedObjectContext {
         if !failures.isEmpty { throw ObjectValidationError(failures: failures) }
     }
 
-    /// A subclass's per-key validation: every attribute, to-one and loaded to-many (an
-    /// unfired to-many fault is unchanged, so it is not loaded to be checked).
+    /// A subclass's per-key validation: every property of an inserted object, the changed
+    /// ones of an updated object (values read from the store were valid when saved; an
+    /// unfired to-many fault is not loaded to be checked).
     private func keyValidationFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
         var failures: [ObjectValidationError.Failure] = []
         let layout = object.storage.layout
+        let sameLayout = object.storage.layout === object.committed.layout
         for slot in 0..<layout.count {
             let key = layout.names[slot]
-            if layout.kinds[slot] == .toMany, object.storage[slot: slot] == nil { continue }
+            if layout.kinds[slot] == .toMany, object.storage[stored: slot].isNone { continue }
+            if !object.isInserted, object.pendingToMany[key] == nil,
+                sameLayout ? !object.storage.differs(from: object.committed, atSlot: slot) : !object.storage.differs(from: object.committed, at: key)
+            {
+                continue
+            }
             let original = object.value(forKey: key)
             var value = original
             do {
@@ -72,18 +79,10 @@ extension ManagedObjectContext {
                 failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: key, message: "\(error)"))
                 continue
             }
-            if !Self.sameValue(original, value) { try object.setValue(value, forKey: key) }
+            // Objects compare by identity as AnyHashable, arrays of them element by element.
+            if !ManagedObject.valuesEqual(original, value) { try object.setValue(value, forKey: key) }
         }
         return failures
-    }
-
-    /// Whether a validation method left a value as it was (objects by identity).
-    private static func sameValue(_ a: Any?, _ b: Any?) -> Bool {
-        switch (a, b) {
-        case let (x as ManagedObject, y as ManagedObject): return x === y
-        case let (x as [ManagedObject], y as [ManagedObject]): return x.count == y.count && zip(x, y).allSatisfy { $0 === $1 }
-        default: return ManagedObject.valuesEqual(a, b)
-        }
     }
 
     private func denyFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {

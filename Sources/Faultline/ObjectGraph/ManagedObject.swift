@@ -94,9 +94,11 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     open func didTurnIntoFault() {}
 
     /// Checks (and may replace) one property's value when the object is validated: the
-    /// place for Core Data's `validate<Key>` methods. Called for every property of an inserted
-    /// or updated instance of a subclass, after the model's rules; a replaced value is set
-    /// on the object. Throw an error saying what is wrong; the save then fails with it.
+    /// place for Core Data's `validate<Key>` methods. Called, after the model's rules, for
+    /// every property of an inserted instance of a subclass and for each changed property of
+    /// an updated one (values read from the store were checked when they were saved); a
+    /// replaced value is set on the object. Throw an error saying what is wrong; the save
+    /// then fails with it.
     open func validateValue(_ value: inout Any?, forKey key: String) throws {}
 
     /// Validates an inserted object before it is saved: the model's rules (required

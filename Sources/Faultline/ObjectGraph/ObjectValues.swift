@@ -8,10 +8,18 @@ import FaultlineModel
 /// row is decoded straight into typed slots (``StoredValue``) without hashing a key or boxing
 /// a value, copying it shares the slots, and an object with no values yet holds no buffer.
 /// A key the layout lacks (an entity built without a model) is kept aside in a dictionary.
+///
+/// Values fetched together live in one ``RowPage`` (Core Data's row snapshots): the values of
+/// an object point at their row there until the object is written, when its slots are copied
+/// out. A fetch of many objects so allocates one buffer, not one per object.
 struct ObjectValues: Sequence {
     /// The entity's property slots.
     let layout: PropertyLayout
+    /// The object's own slots (empty while the values are a row of `page`).
     private var slots: ContiguousArray<StoredValue> = []
+    /// The page whose row `base…` holds the values, until they are written.
+    private var page: RowPage?
+    private var base = 0
     private var extra: [String: Any]?
     /// The slots written since these values were made (bit n for slot n; the top bit for
     /// "any": slots past 62, a removal of all values). Comparing an object's values with its
@@ -29,6 +37,23 @@ struct ObjectValues: Sequence {
     init(layout: PropertyLayout, slots: ContiguousArray<StoredValue>) {
         self.layout = layout
         self.slots = slots
+    }
+
+    /// The values of the row at `base` of a page (`layout.count` slots from there).
+    init(layout: PropertyLayout, page: RowPage, base: Int) {
+        self.layout = layout
+        self.page = page
+        self.base = base
+    }
+
+    /// The number of slots held (0 when there are no values).
+    private var slotCount: Int { page == nil ? slots.count : layout.count }
+
+    /// Copies the row out of its page, before a write.
+    private mutating func ownSlots() {
+        guard let page else { return }
+        slots = ContiguousArray(page.values[base..<base + layout.count])
+        self.page = nil
     }
 
     /// The value of a key; setting nil removes it.
@@ -50,15 +75,19 @@ struct ObjectValues: Sequence {
 
     /// The value in a slot of the layout.
     subscript(slot slot: Int) -> Any? {
-        @inline(__always) get { slot < slots.count ? slots[slot].any : nil }
+        @inline(__always) get { self[stored: slot].any }
         set { self[stored: slot] = StoredValue(newValue) }
     }
 
     /// The typed value in a slot of the layout.
     subscript(stored slot: Int) -> StoredValue {
-        @inline(__always) get { slot < slots.count ? slots[slot] : .none }
+        @inline(__always) get {
+            if let page { return page.values[base + slot] }
+            return slot < slots.count ? slots[slot] : .none
+        }
         set {
             written |= slot < 63 ? 1 << UInt64(slot) : Self.anySlot
+            ownSlots()
             if slots.isEmpty {
                 if newValue.isNone { return }
                 slots = ContiguousArray(repeating: .none, count: layout.count)
@@ -77,12 +106,13 @@ struct ObjectValues: Sequence {
 
     /// Whether no key has a value.
     var isEmpty: Bool {
-        extra == nil && !slots.contains { !$0.isNone }
+        extra == nil && !(0..<slotCount).contains { !self[stored: $0].isNone }
     }
 
     /// Removes every value (the layout stays).
     mutating func removeAll() {
         slots = []
+        page = nil
         extra = nil
         written = Self.anySlot
     }
@@ -93,8 +123,8 @@ struct ObjectValues: Sequence {
     /// Replaces object IDs held by relationships, objectID attributes and keys kept aside;
     /// other attribute slots are left untouched, and nothing is copied when no ID changes.
     mutating func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        for slot in layout.identifierSlots where slot < slots.count {
-            switch slots[slot] {
+        for slot in layout.identifierSlots where slot < slotCount {
+            switch self[stored: slot] {
             case .objectID(let id):
                 if let new = map[id] { self[stored: slot] = .objectID(new) }
             case .objectIDs(let ids) where ids.contains(where: { map[$0] != nil }):
@@ -123,10 +153,13 @@ struct ObjectValues: Sequence {
             }
             return other.contains { self[$0.key] == nil }
         }
-        if slots.isEmpty && other.slots.isEmpty { return false }
+        if slotCount == 0 && other.slotCount == 0 { return false }
         // Values shared with the committed ones since the last fetch or save: unchanged.
-        let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
-        if shared { return false }
+        if let page, page === other.page, base == other.base { return false }
+        if page == nil, other.page == nil {
+            let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+            if shared { return false }
+        }
         let mask = written | other.written
         for slot in 0..<layout.count where mask & Self.anySlot != 0 || (slot < 63 && mask & (1 << UInt64(slot)) != 0) {
             if !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
@@ -137,12 +170,17 @@ struct ObjectValues: Sequence {
     /// Whether a key's value here differs from `other`'s (nil and absent alike); a slot
     /// written on neither side since both were loaded is not compared.
     func differs(from other: ObjectValues, at key: String) -> Bool {
-        if extra == nil, other.extra == nil, layout === other.layout, let slot = layout.slot(of: key), slot < 63,
-            (written | other.written) & (Self.anySlot | 1 << UInt64(slot)) == 0
-        {
-            return false
+        if extra == nil, other.extra == nil, layout === other.layout, let slot = layout.slot(of: key) {
+            return differs(from: other, atSlot: slot)
         }
         return !ManagedObject.valuesEqual(self[key], other[key])
+    }
+
+    /// ``differs(from:at:)`` by slot, for values of one layout.
+    @inline(__always)
+    func differs(from other: ObjectValues, atSlot slot: Int) -> Bool {
+        if slot < 63, (written | other.written) & (Self.anySlot | 1 << UInt64(slot)) == 0 { return false }
+        return !StoredValue.same(self[stored: slot], other[stored: slot])
     }
 
     /// Whether two values of a slot are the same; an absent to-many on the other side counts
@@ -168,14 +206,25 @@ struct ObjectValues: Sequence {
     func makeIterator() -> AnyIterator<(key: String, value: Any)> {
         var slot = 0
         var rest = (extra ?? [:]).makeIterator()
-        let slots = self.slots
+        let values = self
+        let count = slotCount
         let names = layout.names
         return AnyIterator {
-            while slot < slots.count {
+            while slot < count {
                 defer { slot += 1 }
-                if let value = slots[slot].any { return (names[slot], value) }
+                if let value = values[stored: slot].any { return (names[slot], value) }
             }
             return rest.next()
         }
+    }
+}
+
+/// The values of rows fetched together, one row after the other (each row as many slots as
+/// its entity's layout): objects read their values here until written.
+final class RowPage {
+    let values: ContiguousArray<StoredValue>
+
+    init(values: ContiguousArray<StoredValue>) {
+        self.values = values
     }
 }

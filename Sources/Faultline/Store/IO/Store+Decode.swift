@@ -19,24 +19,63 @@ extension SQLiteStore {
     /// Binary data kept in an external file is not read here: the slot holds an
     /// ``ExternalBinaryDataReference`` until the value is asked for.
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
-        var plan = decoder.plan
-        if decoder.entity.hasSubentities {
+        let plan = rowPlan(statement, with: decoder)
+        var slots = ContiguousArray<StoredValue>(repeating: .none, count: plan.layout.count)
+        decodeValues(statement, plan: plan, into: &slots, at: 0)
+        return StoreRow(
+            entity: plan.rowEntity,
+            objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)),
+            version: statement.int64(at: 2), values: ObjectValues(layout: plan.layout, slots: slots))
+    }
+
+    /// Decodes every row of a statement into one ``RowPage``, whose rows the returned rows'
+    /// values point at: one buffer for the lot, not one per row. Returns the time spent in
+    /// SQLite, as ``Statement/forEachRow(_:)``.
+    func decodeRows(_ statement: Statement, with decoder: RowDecoder, into rows: inout [StoreRow]) throws -> Double {
+        var values = ContiguousArray<StoredValue>()
+        var found: [(plan: DecodePlan, primaryKey: Int64, version: Int64, base: Int)] = []
+        let sqlSeconds = try statement.forEachRow {
+            let plan = rowPlan(statement, with: decoder)
+            let base = values.count
+            for _ in 0..<plan.layout.count { values.append(.none) }
+            decodeValues(statement, plan: plan, into: &values, at: base)
+            found.append((plan, statement.int64(at: 1), statement.int64(at: 2), base))
+        }
+        let page = RowPage(values: values)
+        rows.reserveCapacity(rows.count + found.count)
+        for row in found {
+            rows.append(StoreRow(
+                entity: row.plan.rowEntity,
+                objectID: ManagedObjectID(entityName: row.plan.rowEntityName, storeIdentifier: identifier, primaryKey: row.primaryKey),
+                version: row.version, values: ObjectValues(layout: row.plan.layout, page: page, base: row.base)))
+        }
+        return sqlSeconds
+    }
+
+    /// The plan for the statement's current row: the fetched entity's, or a sub-entity's.
+    @inline(__always)
+    private func rowPlan(_ statement: Statement, with decoder: RowDecoder) -> DecodePlan {
+        let plan = decoder.plan
+        if decoder.hasSubentities {
             let number = Int(statement.int64(at: 0))
             if number != plan.entityNumber {
-                if let cached = decoder.subentityPlans[number] {
-                    plan = cached
-                } else if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
-                    plan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns, variant: decoder.variant)
-                    decoder.subentityPlans[number] = plan
+                if let cached = decoder.subentityPlans[number] { return cached }
+                if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
+                    let subplan = decodePlan(for: decoder.entity, rowEntity: rowEntity, columns: decoder.columns, variant: decoder.variant)
+                    decoder.subentityPlans[number] = subplan
+                    return subplan
                 }
             }
         }
-        let pk = statement.int64(at: 1)
-        let version = statement.int64(at: 2)
-        var slots = ContiguousArray<StoredValue>(repeating: .none, count: plan.layout.count)
+        return plan
+    }
+
+    /// Decodes the statement's current row by a plan into `slots[base…]`.
+    @inline(__always)
+    private func decodeValues(_ statement: Statement, plan: DecodePlan, into slots: inout ContiguousArray<StoredValue>, at base: Int) {
         for step in plan.steps {
             let index = step.column
-            let slot = step.slot
+            let slot = base + step.slot
             let storage = statement.storageClass(at: index)
             if storage == SQLValue.nullStorageClass { continue }
             // The column's own class read directly; a value stored with another class (TEXT in
@@ -64,11 +103,6 @@ extension SQLiteStore {
                 slots[slot] = StoredValue(ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType))
             }
         }
-        let values = ObjectValues(layout: plan.layout, slots: slots)
-        return StoreRow(
-            entity: plan.rowEntity,
-            objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: pk),
-            version: version, values: values)
     }
 
     /// The plan that decodes rows of `rowEntity` selected with an entity's `columns`.
@@ -108,8 +142,9 @@ struct DecodePlanKey: Hashable {
     var variant: String = ""
 }
 
-/// How to decode the rows of one entity: each selected column's slot and type.
-struct DecodePlan {
+/// How to decode the rows of one entity: each selected column's slot and type (a class, so a
+/// row passes its plan on with one retain).
+final class DecodePlan {
     enum Kind {
         case integer16, integer32, integer64, boolean, double, float, date, string
         case other(AttributeType)
@@ -156,11 +191,19 @@ struct DecodePlan {
         var kind: Kind
     }
 
-    var rowEntity: EntityDescription
-    var rowEntityName: String
-    var layout: PropertyLayout
-    var entityNumber: Int
-    var steps: [Step]
+    let rowEntity: EntityDescription
+    let rowEntityName: String
+    let layout: PropertyLayout
+    let entityNumber: Int
+    let steps: [Step]
+
+    init(rowEntity: EntityDescription, rowEntityName: String, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
+        self.rowEntity = rowEntity
+        self.rowEntityName = rowEntityName
+        self.layout = layout
+        self.entityNumber = entityNumber
+        self.steps = steps
+    }
 }
 
 /// Decodes the rows of one run of a statement: the fetched entity's plan, and the plans of
@@ -170,10 +213,12 @@ final class RowDecoder {
     let columns: [SelectedColumn]
     let plan: DecodePlan
     let variant: String
+    let hasSubentities: Bool
     @exclusivity(unchecked) var subentityPlans: [Int: DecodePlan] = [:]
 
     init(entity: EntityDescription, columns: [SelectedColumn], plan: DecodePlan, variant: String = "") {
         self.entity = entity
+        self.hasSubentities = entity.hasSubentities
         self.columns = columns
         self.plan = plan
         self.variant = variant

@@ -248,7 +248,7 @@ extension SQLiteStore {
         try statement.bind(arguments)
         var rows: [StoreRow] = []
         let decoder = rowDecoder(for: entity, columns: columns, variant: variant)
-        let sqlSeconds = try statement.forEachRow { rows.append(decodeRow(statement, with: decoder)) }
+        let sqlSeconds = try decodeRows(statement, with: decoder, into: &rows)
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
         return rows
     }
