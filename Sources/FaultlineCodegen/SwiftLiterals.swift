@@ -30,6 +30,18 @@ enum SwiftLiterals {
         return result + "\""
     }
 
+    /// Text from the model for a `//` comment: on one line (line breaks and other control
+    /// characters become spaces), so that no model text can end the comment and become code.
+    static func comment(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    let category = scalar.properties.generalCategory
+                    let breaks = category == .control || category == .lineSeparator || category == .paragraphSeparator || category == .format
+                    return breaks ? " " : scalar
+                }))
+    }
+
     /// A floating-point literal (`0.0`, `1e-05`); nil for infinities and NaN, which have
     /// no literal.
     static func floatingPoint<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F) -> String? {

@@ -33,7 +33,7 @@ enum SwiftNames {
     static let typesUsed: Set<String> = [
         "String", "Int16", "Int32", "Int64", "Bool", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL", "Set",
         "Array", "Optional", "AnyKeyPath", "ManagedObject", "ManagedObjectSubclass", "ManagedPropertyDeclaration",
-        "Swift", "Foundation", "Faultline",
+        "Swift", "Foundation", "Faultline", "KeyPathRoot",
     ]
 
     /// Whether a name is a Swift identifier: an ASCII letter or `_`, then letters, digits

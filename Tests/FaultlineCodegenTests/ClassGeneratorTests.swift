@@ -71,6 +71,7 @@ import Testing
         let properties = try Self.problems(
             """
             <entity name="Thing">
+                <attribute name="Thing" optional="YES" attributeType="String"/>
                 <attribute name="version" optional="YES" attributeType="Integer 32"/>
                 <attribute name="description" optional="YES" attributeType="String"/>
                 <attribute name="renamed" optional="YES" attributeType="String">
@@ -83,13 +84,14 @@ import Testing
         let advice = "give it another Swift name: the user info key swiftName in the model, or --rename ENTITY.PROPERTY=NAME"
         #expect(
             properties == [
+                "entity Thing, property Thing: Thing is the name of a type the generated code uses; \(advice)",
                 "entity Thing, property description: description is already a member of ManagedObject or of the generated class; \(advice)",
                 "entity Thing, property renamed: self (its swiftName in the model) cannot be a Swift property name; \(advice)",
                 "entity Thing, property version: version is already a member of ManagedObject or of the generated class; \(advice)",
                 "entity Thing, property addToTags: the class's helper addToTags(_:) for tags has that name; \(advice)",
             ])
         let error = ClassGenerationError(problems: properties)
-        #expect(error.description.hasPrefix("cannot generate classes (4 problems):\n  entity Thing, property description"))
+        #expect(error.description.hasPrefix("cannot generate classes (5 problems):\n  entity Thing, property Thing"))
     }
 
     @Test func propertiesTakeSwiftNamesFromTheModelOrTheCaller() throws {
@@ -106,7 +108,7 @@ import Testing
         let text = try generator.files()[0].contents
         #expect(text.contains("public var thingVersion: Int32 {\n        get { attributeValue(at: 1, named: \"version\") ?? 0 }"))
         #expect(text.contains("public var entityLabel: String? {"))
-        #expect(text.contains("\\Root.thingVersion: \"version\","))
+        #expect(text.contains("\\KeyPathRoot.thingVersion: \"version\","))
         // A name for a property the model lacks is an error, not ignored.
         let wrong = try ClassGenerator(model: model, sourceName: "Test.xcdatamodel", swiftNames: ["Thing.versoin": "v", "Nothing.x": "y"])
         let error = try #require(throws: ClassGenerationError.self) { try wrong.files() }
@@ -125,6 +127,7 @@ import Testing
         #expect(try ClassGenerator(model: model, sourceName: "9lives.momd").modelTypeName == "_9livesModel")
         #expect(try ClassGenerator(model: model, sourceName: "DataModel.momd").modelTypeName == "DataModel")
         #expect(throws: ClassGenerationError.self) { try ClassGenerator(model: model, sourceName: "x", modelTypeName: "not a name") }
+        #expect(throws: ClassGenerationError.self) { try ClassGenerator(model: model, sourceName: "x", modelTypeName: "Date") }
         let clash = try ClassGenerator(model: try Self.model("<entity name=\"Thing\" representedClassName=\"TestModel\"/>"), sourceName: "Test.xcdatamodel")
         #expect(throws: ClassGenerationError.self) { try clash.files() }
     }
@@ -163,6 +166,7 @@ import Testing
     @Test func literalsEscapeWhatSwiftStringsCannotHold() {
         #expect(SwiftLiterals.string("a\"b\\c\nd\te\u{0}f\u{7}g\u{2028}h\u{200B}é") == #""a\"b\\c\nd\te\0f\u{7}g\u{2028}h\u{200B}é""#)
         #expect(SwiftLiterals.string("\\(x)") == #""\\(x)""#)
+        #expect(SwiftLiterals.comment("a\nb\r\u{2028}c\u{85}d") == "a b  c d")
         #expect(SwiftLiterals.decimal(Decimal(string: "123456789012345678901234567890.5")!) == nil)
         #expect(SwiftLiterals.floatingPoint(Double.nan) == nil)
         #expect(SwiftLiterals.floatingPoint(1e300) == "1e+300")

@@ -1,3 +1,16 @@
+// The round trip of generated classes (Tests/FaultlineCodegenTests/CompiledClassTests.swift):
+// compiled as `main.swift` with a model's generated classes and a `GeneratedClasses.swift` the
+// test writes (the classes, and `KeyPathListing` conformances for the root classes).
+//
+//   roundtrip STORE MODEL   (MODEL `-`: the model the store caches)
+//
+// Opens STORE with the classes registered; checks that every object is an instance of its
+// entity's class and that every typed property reads what value(forKey:) reads; changes every
+// writable attribute of the first valid object of each entity through its typed setter; saves;
+// reads the changed values back through a new coordinator. Prints the mismatches and a summary
+// line (`classes N objects N values N defaulted N changed N problems N`); exit status 0 when
+// there is no problem, 1 when there are, 2 on an error.
+
 import Faultline
 import Foundation
 

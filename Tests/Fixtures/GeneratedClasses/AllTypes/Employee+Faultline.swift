@@ -38,14 +38,14 @@ public class Employee: Person {
 
     nonisolated(unsafe) private static let keyPathTableOfEmployee: [AnyKeyPath: String] = keyPathsOfEmployee(rootedAt: Employee.self)
 
-    private static func keyPathsOfEmployee<Root: Employee>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfEmployee<KeyPathRoot: Employee>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.name: "name",
-            \Root.age: "age",
-            \Root.samples: "samples",
-            \Root.badge: "badge",
-            \Root.manager: "manager",
-            \Root.reports: "reports",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.age: "age",
+            \KeyPathRoot.samples: "samples",
+            \KeyPathRoot.badge: "badge",
+            \KeyPathRoot.manager: "manager",
+            \KeyPathRoot.reports: "reports",
         ]
     }
 

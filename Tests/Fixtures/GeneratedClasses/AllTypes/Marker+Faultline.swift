@@ -33,7 +33,7 @@ public class Marker: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfMarker: [AnyKeyPath: String] = keyPathsOfMarker(rootedAt: Marker.self)
 
-    private static func keyPathsOfMarker<Root: Marker>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfMarker<KeyPathRoot: Marker>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [:]
     }
 }

@@ -33,8 +33,8 @@ public class Party: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfParty: [AnyKeyPath: String] = keyPathsOfParty(rootedAt: Party.self)
 
-    private static func keyPathsOfParty<Root: Party>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
-        [\Root.name: "name"]
+    private static func keyPathsOfParty<KeyPathRoot: Party>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
+        [\KeyPathRoot.name: "name"]
     }
 
     /// The `name` attribute: String, required; reads `""` while it has no value.

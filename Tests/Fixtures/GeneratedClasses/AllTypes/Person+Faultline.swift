@@ -37,11 +37,11 @@ public class Person: Party {
 
     nonisolated(unsafe) private static let keyPathTableOfPerson: [AnyKeyPath: String] = keyPathsOfPerson(rootedAt: Person.self)
 
-    private static func keyPathsOfPerson<Root: Person>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfPerson<KeyPathRoot: Person>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.name: "name",
-            \Root.age: "age",
-            \Root.samples: "samples",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.age: "age",
+            \KeyPathRoot.samples: "samples",
         ]
     }
 

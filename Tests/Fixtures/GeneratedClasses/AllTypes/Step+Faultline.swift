@@ -36,10 +36,10 @@ public class Step: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfStep: [AnyKeyPath: String] = keyPathsOfStep(rootedAt: Step.self)
 
-    private static func keyPathsOfStep<Root: Step>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfStep<KeyPathRoot: Step>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.text: "text",
-            \Root.sample: "sample",
+            \KeyPathRoot.text: "text",
+            \KeyPathRoot.sample: "sample",
         ]
     }
 

@@ -33,8 +33,8 @@ public class Tag: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfTag: [AnyKeyPath: String] = keyPathsOfTag(rootedAt: Tag.self)
 
-    private static func keyPathsOfTag<Root: Tag>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
-        [\Root.label: "label"]
+    private static func keyPathsOfTag<KeyPathRoot: Tag>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
+        [\KeyPathRoot.label: "label"]
     }
 
     /// The `label` attribute: String, required; reads `""` while it has no value.

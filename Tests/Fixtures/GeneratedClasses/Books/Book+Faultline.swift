@@ -37,11 +37,11 @@ public class Book: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfBook: [AnyKeyPath: String] = keyPathsOfBook(rootedAt: Book.self)
 
-    private static func keyPathsOfBook<Root: Book>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfBook<KeyPathRoot: Book>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.author: "author",
-            \Root.copyright: "copyright",
-            \Root.title: "title",
+            \KeyPathRoot.author: "author",
+            \KeyPathRoot.copyright: "copyright",
+            \KeyPathRoot.title: "title",
         ]
     }
 

@@ -36,10 +36,10 @@ public class Asset: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfAsset: [AnyKeyPath: String] = keyPathsOfAsset(rootedAt: Asset.self)
 
-    private static func keyPathsOfAsset<Root: Asset>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfAsset<KeyPathRoot: Asset>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.label: "label",
-            \Root.inventories: "inventories",
+            \KeyPathRoot.label: "label",
+            \KeyPathRoot.inventories: "inventories",
         ]
     }
 

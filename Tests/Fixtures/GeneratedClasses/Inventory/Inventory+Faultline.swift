@@ -38,12 +38,12 @@ public class Inventory: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfInventory: [AnyKeyPath: String] = keyPathsOfInventory(rootedAt: Inventory.self)
 
-    private static func keyPathsOfInventory<Root: Inventory>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfInventory<KeyPathRoot: Inventory>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.count: "count",
-            \Root.date: "date",
-            \Root.asset: "asset",
-            \Root.location: "location",
+            \KeyPathRoot.count: "count",
+            \KeyPathRoot.date: "date",
+            \KeyPathRoot.asset: "asset",
+            \KeyPathRoot.location: "location",
         ]
     }
 

@@ -36,10 +36,10 @@ public class Location: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfLocation: [AnyKeyPath: String] = keyPathsOfLocation(rootedAt: Location.self)
 
-    private static func keyPathsOfLocation<Root: Location>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfLocation<KeyPathRoot: Location>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.label: "label",
-            \Root.inventories: "inventories",
+            \KeyPathRoot.label: "label",
+            \KeyPathRoot.inventories: "inventories",
         ]
     }
 

@@ -38,12 +38,12 @@ public class Ingredient: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfIngredient: [AnyKeyPath: String] = keyPathsOfIngredient(rootedAt: Ingredient.self)
 
-    private static func keyPathsOfIngredient<Root: Ingredient>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfIngredient<KeyPathRoot: Ingredient>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.amount: "amount",
-            \Root.displayOrder: "displayOrder",
-            \Root.name: "name",
-            \Root.recipe: "recipe",
+            \KeyPathRoot.amount: "amount",
+            \KeyPathRoot.displayOrder: "displayOrder",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.recipe: "recipe",
         ]
     }
 

@@ -40,14 +40,14 @@ public class Recipe: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfRecipe: [AnyKeyPath: String] = keyPathsOfRecipe(rootedAt: Recipe.self)
 
-    private static func keyPathsOfRecipe<Root: Recipe>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfRecipe<KeyPathRoot: Recipe>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.instructions: "instructions",
-            \Root.name: "name",
-            \Root.overview: "overview",
-            \Root.prepTime: "prepTime",
-            \Root.ingredients: "ingredients",
-            \Root.type: "type",
+            \KeyPathRoot.instructions: "instructions",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.overview: "overview",
+            \KeyPathRoot.prepTime: "prepTime",
+            \KeyPathRoot.ingredients: "ingredients",
+            \KeyPathRoot.type: "type",
         ]
     }
 

@@ -36,10 +36,10 @@ public class RecipeType: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfRecipeType: [AnyKeyPath: String] = keyPathsOfRecipeType(rootedAt: RecipeType.self)
 
-    private static func keyPathsOfRecipeType<Root: RecipeType>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfRecipeType<KeyPathRoot: RecipeType>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.name: "name",
-            \Root.recipes: "recipes",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.recipes: "recipes",
         ]
     }
 

@@ -34,13 +34,13 @@ public class Burn: Injury {
 
     nonisolated(unsafe) private static let keyPathTableOfBurn: [AnyKeyPath: String] = keyPathsOfBurn(rootedAt: Burn.self)
 
-    private static func keyPathsOfBurn<Root: Burn>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfBurn<KeyPathRoot: Burn>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.admitted: "admitted",
-            \Root.patient: "patient",
-            \Root.severity: "severity",
-            \Root.category: "category",
-            \Root.degree: "degree",
+            \KeyPathRoot.admitted: "admitted",
+            \KeyPathRoot.patient: "patient",
+            \KeyPathRoot.severity: "severity",
+            \KeyPathRoot.category: "category",
+            \KeyPathRoot.degree: "degree",
         ]
     }
 

@@ -37,11 +37,11 @@ public class Category: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfCategory: [AnyKeyPath: String] = keyPathsOfCategory(rootedAt: Category.self)
 
-    private static func keyPathsOfCategory<Root: Category>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfCategory<KeyPathRoot: Category>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.name: "name",
-            \Root.urgency: "urgency",
-            \Root.injuries: "injuries",
+            \KeyPathRoot.name: "name",
+            \KeyPathRoot.urgency: "urgency",
+            \KeyPathRoot.injuries: "injuries",
         ]
     }
 

@@ -37,14 +37,14 @@ public class Fracture: Injury {
 
     nonisolated(unsafe) private static let keyPathTableOfFracture: [AnyKeyPath: String] = keyPathsOfFracture(rootedAt: Fracture.self)
 
-    private static func keyPathsOfFracture<Root: Fracture>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfFracture<KeyPathRoot: Fracture>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.admitted: "admitted",
-            \Root.patient: "patient",
-            \Root.severity: "severity",
-            \Root.category: "category",
-            \Root.bone: "bone",
-            \Root.isOpen: "isOpen",
+            \KeyPathRoot.admitted: "admitted",
+            \KeyPathRoot.patient: "patient",
+            \KeyPathRoot.severity: "severity",
+            \KeyPathRoot.category: "category",
+            \KeyPathRoot.bone: "bone",
+            \KeyPathRoot.isOpen: "isOpen",
         ]
     }
 

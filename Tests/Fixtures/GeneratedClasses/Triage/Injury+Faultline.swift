@@ -38,12 +38,12 @@ public class Injury: ManagedObject, ManagedObjectSubclass {
 
     nonisolated(unsafe) private static let keyPathTableOfInjury: [AnyKeyPath: String] = keyPathsOfInjury(rootedAt: Injury.self)
 
-    private static func keyPathsOfInjury<Root: Injury>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfInjury<KeyPathRoot: Injury>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.admitted: "admitted",
-            \Root.patient: "patient",
-            \Root.severity: "severity",
-            \Root.category: "category",
+            \KeyPathRoot.admitted: "admitted",
+            \KeyPathRoot.patient: "patient",
+            \KeyPathRoot.severity: "severity",
+            \KeyPathRoot.category: "category",
         ]
     }
 

@@ -37,14 +37,14 @@ public class Laceration: Injury {
 
     nonisolated(unsafe) private static let keyPathTableOfLaceration: [AnyKeyPath: String] = keyPathsOfLaceration(rootedAt: Laceration.self)
 
-    private static func keyPathsOfLaceration<Root: Laceration>(rootedAt _: Root.Type) -> [AnyKeyPath: String] {
+    private static func keyPathsOfLaceration<KeyPathRoot: Laceration>(rootedAt _: KeyPathRoot.Type) -> [AnyKeyPath: String] {
         [
-            \Root.admitted: "admitted",
-            \Root.patient: "patient",
-            \Root.severity: "severity",
-            \Root.category: "category",
-            \Root.lengthCM: "lengthCM",
-            \Root.stitches: "stitches",
+            \KeyPathRoot.admitted: "admitted",
+            \KeyPathRoot.patient: "patient",
+            \KeyPathRoot.severity: "severity",
+            \KeyPathRoot.category: "category",
+            \KeyPathRoot.lengthCM: "lengthCM",
+            \KeyPathRoot.stitches: "stitches",
         ]
     }
 
