@@ -4,7 +4,7 @@
 APT_PACKAGES := libsqlite3-dev libedit-dev zlib1g-dev sqlite3 tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test build deps samples clean crash-test crash-test-long asan tsan sanitize fuzz fuzz-smoke format lint docs
+.PHONY: demo test build deps samples sample clean crash-test crash-test-long asan tsan sanitize fuzz fuzz-smoke format lint docs
 
 demo: deps build
 	.build/debug/faultline Samples/Inventory/Inventory.sqlite
@@ -50,6 +50,12 @@ samples: build
 	  Samples/build-store.sh $$s && \
 	  .build/debug/faultline Samples/$$s/$$s.sqlite < Samples/$$s/tour.fl > Samples/$$s/tour.transcript 2>&1 || exit 1; \
 	done
+
+# Samples/RecipesApp: a package whose typed classes the FaultlineGenerate plugin writes at build
+# time; builds it (Faultline again, in its own build folder) and runs it.
+sample: deps
+	swift build --package-path Samples/RecipesApp --build-path .build/samples/RecipesApp
+	.build/samples/RecipesApp/debug/RecipesApp
 
 # libFuzzer with AddressSanitizer (Fuzz/): every target FUZZ_MINUTES minutes (default 5), one
 # after another, growing Fuzz/.work/corpus; crashes land in Fuzz/.work/artifacts. FUZZ_TARGETS

@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "Faultline", targets: ["Faultline"]),
         .library(name: "FaultlineShell", targets: ["FaultlineShell"]),
         .executable(name: "faultline", targets: ["faultline"]),
+        // Typed classes from a model at build time (Documentation/TypedModels.md).
+        .plugin(name: "FaultlineGenerate", targets: ["FaultlineGenerate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,9 +43,17 @@ let package = Package(
             name: "faultline",
             dependencies: [
                 "FaultlineShell",
+                "FaultlineCodegen",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+
+        // Code generation: typed ManagedObject subclasses from a model. It needs only the
+        // model layer, so the plugin's tool builds without the store, the shell or
+        // ArgumentParser.
+        .target(name: "FaultlineCodegen", dependencies: ["FaultlineModel"]),
+        .executableTarget(name: "faultline-generate", dependencies: ["FaultlineCodegen", "FaultlineModel"]),
+        .plugin(name: "FaultlineGenerate", capability: .buildTool(), dependencies: ["faultline-generate"]),
 
         // Tests mirror the modules, plus a support target.
         .target(
@@ -63,6 +73,10 @@ let package = Package(
         .testTarget(
             name: "FaultlineTests",
             dependencies: ["Faultline", "FaultlineTestSupport", "CFaultlineSQLite", "CFaultlineFaultVFS"]
+        ),
+        .testTarget(
+            name: "FaultlineCodegenTests",
+            dependencies: ["FaultlineCodegen", "Faultline", "FaultlineTestSupport", "faultline-generate"]
         ),
         .testTarget(
             name: "FaultlineShellTests",

@@ -35,6 +35,14 @@ public struct AttributeDescription: Sendable, Hashable {
 
     private var box = SharedFields(Fields())
 
+    /// Xcode's "Use Scalar Type" (`usesScalarValueType` in the model's XML): whether generated
+    /// code gives a number or Boolean attribute a plain Swift type (`Int16`) rather than an
+    /// optional one; nil when the model does not say (compiled models, older XML files).
+    ///
+    /// Code generation only: Core Data's runtime ignores it, so it takes no part in equality,
+    /// hashing or the version hash.
+    public var usesScalarValueType: Bool?
+
     private mutating func update(_ change: (inout Fields) -> Void) { box = box.updated(change) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.holdsSameFields(as: rhs.box) }

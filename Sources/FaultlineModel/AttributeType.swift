@@ -59,6 +59,29 @@ public enum AttributeType: Int, Sendable, CaseIterable, Hashable {
     }
 }
 
+extension AttributeType {
+    /// The Swift type typed accessors use for the attribute type, as `faultline generate`
+    /// writes it (`Int16`, `String`, `Data`, …); nil for Undefined and Composite, which have
+    /// no typed accessor.
+    public var swiftTypeName: String? {
+        switch self {
+        case .integer16: "Int16"
+        case .integer32: "Int32"
+        case .integer64: "Int64"
+        case .decimal: "Decimal"
+        case .double: "Double"
+        case .float: "Float"
+        case .string, .objectID: "String"
+        case .boolean: "Bool"
+        case .date: "Date"
+        case .binaryData, .transformable: "Data"
+        case .uuid: "UUID"
+        case .uri: "URL"
+        case .undefined, .composite: nil
+        }
+    }
+}
+
 /// What happens to the destination objects when the source object of a relationship is deleted.
 ///
 /// Raw values are Core Data's `NSDeleteRule` codes.

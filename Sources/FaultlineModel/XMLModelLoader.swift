@@ -148,6 +148,7 @@ enum XMLModelLoader {
                 allowsCloudEncryption: bool(a, "allowsCloudEncryption")
             )
             attribute.compositeName = a["composite"]
+            attribute.usesScalarValueType = a["usesScalarValueType"].map { $0 == "YES" }
             return attribute
         }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Faultline
+import FaultlineCodegen
 import FaultlineShell
 import Foundation
 
@@ -9,7 +10,7 @@ struct FaultlineCommand: ParsableCommand {
         commandName: "faultline",
         abstract: "Open a Core Data SQLite store, fetch with predicates, and see the SQL behind every operation.",
         version: Shell.version,
-        subcommands: [Open.self, Model.self, Schema.self, Diff.self, Migrate.self],
+        subcommands: [Open.self, Model.self, Schema.self, Diff.self, Migrate.self, Generate.self],
         defaultSubcommand: Open.self
     )
 }
@@ -307,6 +308,75 @@ struct Diff: ParsableCommand {
                 ? ModelDiffReport.json(mapping, oldName: oldName, newName: newName)
                 : ModelDiffReport.text(mapping, oldName: oldName, newName: newName)
             TextOutput.standardOutput.write(text)
+        } catch {
+            throw fail(error)
+        }
+        try checkStandardStreams()
+    }
+}
+
+/// `faultline generate MODEL [--output DIR] [--version NAME] [--model-type NAME]`.
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write typed Swift classes for a model's entities, as Xcode's Class Definition code generation.",
+        discussion: """
+            MODEL is an .xcdatamodeld (its current version, or --version), .xcdatamodel, .momd, .mom, or a store
+            (the model cached in its Z_MODELCACHE). Writes one file per entity, <Class>+Faultline.swift: a
+            ManagedObject subclass with a typed property for each attribute and relationship; and
+            <Model>Model+Faultline.swift, the enum listing the classes for registerClasses. Files whose text is
+            unchanged are not touched; generated files of entities no longer in the model are removed.
+            The FaultlineGenerate build-tool plugin does the same at build time. See Documentation/TypedModels.md.
+            """
+    )
+
+    @Argument(help: "The model, or a store whose Z_MODELCACHE holds it.")
+    var model: String
+
+    @Option(name: .shortAndLong, help: "The folder to write the files into (default: the current folder).")
+    var output: String = "."
+
+    @Option(name: .long, help: "The version of an .xcdatamodeld or .momd to read (default: the current one).")
+    var version: String?
+
+    @Option(name: .customLong("model-type"), help: "The name of the enum listing the classes (default: <file name>Model).")
+    var modelType: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Another Swift name for a property whose model name cannot be one (may be repeated; the model's swiftName user info does the same).",
+            valueName: "ENTITY.PROPERTY=NAME"))
+    var rename: [String] = []
+
+    func validate() throws {
+        _ = try renames()
+    }
+
+    /// `--rename` values by `Entity.property`.
+    func renames() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for value in rename {
+            let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[0].contains("."), !parts[1].isEmpty else {
+                throw ValidationError("--rename \(value): write ENTITY.PROPERTY=NAME")
+            }
+            result[parts[0]] = parts[1]
+        }
+        return result
+    }
+
+    func run() throws {
+        do {
+            let source = URL(fileURLWithPath: model).lastPathComponent
+            let loaded = try ModelSource.load(path: model, version: version)
+            let generator = try ClassGenerator(model: loaded, sourceName: source, modelTypeName: modelType, swiftNames: try renames())
+            let files = try generator.files()
+            let (written, removed) = try GeneratedFile.write(files, to: URL(fileURLWithPath: output), removingStale: true)
+            let unchanged = files.count - written.count
+            var summary = "\(files.count) files for \(files.count - 1) entities in \(output): \(written.count) written"
+            if unchanged > 0 { summary += ", \(unchanged) unchanged" }
+            if !removed.isEmpty { summary += ", \(removed.count) removed (\(removed.joined(separator: ", ")))" }
+            TextOutput.standardOutput.writeLine(summary)
         } catch {
             throw fail(error)
         }

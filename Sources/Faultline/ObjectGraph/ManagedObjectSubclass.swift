@@ -340,26 +340,3 @@ extension URL: ManagedAttributeValue {
         object.setStoredAttribute(value.map { StoredValue($0) } ?? .none, at: index, named: key)
     }
 }
-
-extension AttributeType {
-    /// The Swift type typed accessors use for the attribute type, as `faultline generate`
-    /// writes it (`Int16`, `String`, `Data`, …); nil for Undefined and Composite, which have
-    /// no typed accessor.
-    public var swiftTypeName: String? {
-        switch self {
-        case .integer16: "Int16"
-        case .integer32: "Int32"
-        case .integer64: "Int64"
-        case .decimal: "Decimal"
-        case .double: "Double"
-        case .float: "Float"
-        case .string, .objectID: "String"
-        case .boolean: "Bool"
-        case .date: "Date"
-        case .binaryData, .transformable: "Data"
-        case .uuid: "UUID"
-        case .uri: "URL"
-        case .undefined, .composite: nil
-        }
-    }
-}
