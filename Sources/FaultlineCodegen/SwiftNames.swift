@@ -20,7 +20,7 @@ enum SwiftNames {
     /// `value(forKey:)`, do not clash with a property of the same base name).
     static let inheritedMembers: Set<String> = [
         // ManagedObject's properties
-        "entity", "objectID", "managedObjectContext", "isFault", "version", "faultOrigin", "isInserted", "isDeleted",
+        "entity", "objectID", "managedObjectContext", "isFault", "rowVersion", "faultOrigin", "isInserted", "isDeleted",
         "hasChanges", "isUpdated", "description", "hashValue", "predicateValue", "maximumKeyPathComponents",
         // its methods without arguments
         "awakeFromInsert", "awakeFromFetch", "willSave", "didSave", "prepareForDeletion", "willTurnIntoFault",

@@ -72,7 +72,7 @@ import Testing
             """
             <entity name="Thing">
                 <attribute name="Thing" optional="YES" attributeType="String"/>
-                <attribute name="version" optional="YES" attributeType="Integer 32"/>
+                <attribute name="rowVersion" optional="YES" attributeType="Integer 32"/>
                 <attribute name="description" optional="YES" attributeType="String"/>
                 <attribute name="renamed" optional="YES" attributeType="String">
                     <userInfo><entry key="swiftName" value="self"/></userInfo>
@@ -87,7 +87,7 @@ import Testing
                 "entity Thing, property Thing: Thing is the name of a type the generated code uses; \(advice)",
                 "entity Thing, property description: description is already a member of ManagedObject or of the generated class; \(advice)",
                 "entity Thing, property renamed: self (its swiftName in the model) cannot be a Swift property name; \(advice)",
-                "entity Thing, property version: version is already a member of ManagedObject or of the generated class; \(advice)",
+                "entity Thing, property rowVersion: rowVersion is already a member of ManagedObject or of the generated class; \(advice)",
                 "entity Thing, property addToTags: the class's helper addToTags(_:) for tags has that name; \(advice)",
             ])
         let error = ClassGenerationError(problems: properties)
@@ -197,17 +197,17 @@ import Testing
         try """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-            <entity name="Document"><attribute name="version" optional="YES" attributeType="Integer 32"/></entity>
+            <entity name="Document"><attribute name="objectID" optional="YES" attributeType="Integer 32"/></entity>
         </model>
         """.write(to: modelFolder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
         let out = folder.appendingPathComponent("out")
         let refused = try TestSupport.faultline(["generate", modelFolder.path, "-o", out.path])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("entity Document, property version: version is already a member of ManagedObject"))
+        #expect(refused.stderr.contains("entity Document, property objectID: objectID is already a member of ManagedObject"))
         #expect(!FileManager.default.fileExists(atPath: out.path))  // nothing written
-        let renamed = try TestSupport.faultline(["generate", modelFolder.path, "-o", out.path, "--rename", "Document.version=documentVersion"])
+        let renamed = try TestSupport.faultline(["generate", modelFolder.path, "-o", out.path, "--rename", "Document.objectID=documentNumber"])
         #expect(renamed.status == 0, "\(renamed.stderr)")
-        #expect(try String(contentsOf: out.appendingPathComponent("Document+Faultline.swift"), encoding: .utf8).contains("public var documentVersion: Int32 {"))
+        #expect(try String(contentsOf: out.appendingPathComponent("Document+Faultline.swift"), encoding: .utf8).contains("public var documentNumber: Int32 {"))
         let badRename = try TestSupport.faultline(["generate", modelFolder.path, "--rename", "version"])
         #expect(badRename.status != 0 && badRename.stderr.contains("--rename version: write ENTITY.PROPERTY=NAME"))
         let missing = try TestSupport.faultline(["generate", "/nonexistent/Nothing.xcdatamodeld"])

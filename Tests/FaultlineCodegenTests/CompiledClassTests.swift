@@ -135,14 +135,13 @@ struct CompiledClassTests {
     }
 
     /// A held-out model: Apple Photos' own, as its store caches it (compiled: no scalar
-    /// flags), with the two `version` attributes renamed (`ManagedObject.version` is taken).
+    /// flags); its two `version` attributes need no rename (the row version is `rowVersion`).
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
     func heldOutPhotosModelRoundTripsItsStore() throws {
         let corpus = try Corpus.required()
         let store = try Corpus.copyStore("photos-10.15.1/Photos.sqlite", from: corpus)
         let model = try #require(try SQLiteStore.cachedModel(at: store))
-        let renames = ["InternalResource.version": "resourceVersion", "Suggestion.version": "suggestionVersion"]
-        let result = try GeneratedCode.roundTrip(model: nil, store: store, generatedFrom: model, sourceName: "Photos.sqlite", swiftNames: renames)
+        let result = try GeneratedCode.roundTrip(model: nil, store: store, generatedFrom: model, sourceName: "Photos.sqlite", swiftNames: [:])
         Self.expectClean(result, entities: 53, "photos-10.15.1")
         #expect(result.objects > 300 && result.values > 5000, "\(result)")
     }
@@ -154,7 +153,7 @@ struct CompiledClassTests {
         var models: [(name: String, model: ManagedObjectModel, renames: [String: String])] = []
         for name in ["Bookmark", "EmployeeDirectory", "MastodonCoreData", "Moody", "VersionedModel", "momcomTests"] {
             let url = corpus.appendingPathComponent("models/\(name).xcdatamodeld")
-            models.append((url.lastPathComponent, try ManagedObjectModel(contentsOf: url), name == "MastodonCoreData" ? ["Instance.version": "instanceVersion"] : [:]))
+            models.append((url.lastPathComponent, try ManagedObjectModel(contentsOf: url), [:]))
         }
         for name in ["Contacts.mom", "RestKitCoreData.momd"] {
             models.append((name, try ManagedObjectModel(contentsOf: corpus.appendingPathComponent("compiled/\(name)")), [:]))

@@ -135,7 +135,7 @@ import Testing
         try context.save()
         expectSQL(sql.sql, ["BEGIN EXCLUSIVE", "UPDATE ZLOCATION SET ZLABEL = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?", "COMMIT"])
         #expect(sql.arguments[1] == ["Cellar", 2, 1, 1])
-        #expect(location.version == 2)
+        #expect(location.rowVersion == 2)
         #expect(location.changedValues().isEmpty)
         let raw = try Connection(path: url.path, mode: .readWrite)
         #expect(try raw.query("SELECT Z_OPT, ZLABEL FROM ZLOCATION WHERE Z_PK = 1").first?.values == [2, "Cellar"])

@@ -105,7 +105,7 @@ extension ManagedObjectContext {
             object.storage[key] = value
             object.committed[key] = value
         }
-        object.version = snapshot.version
+        object.rowVersion = snapshot.version
         object.isFault = false
         if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
     }
@@ -274,7 +274,7 @@ extension ManagedObjectContext {
         for relationship in object.entity.relationships where relationship.isToOne {
             if let value = object.storage[relationship.name] { values[relationship.name] = value }
         }
-        return ParentSnapshot(values: values, version: object.version)
+        return ParentSnapshot(values: values, version: object.rowVersion)
     }
 
     /// Applies a child's save: checks every object exists first (so a failure changes

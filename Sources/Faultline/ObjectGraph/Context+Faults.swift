@@ -141,7 +141,7 @@ extension ManagedObjectContext {
             // dictionaries share the row's storage (no per-key copying).
             object.storage = row.values
             object.committed = row.values
-            object.version = row.version
+            object.rowVersion = row.version
             object.isFault = false
             return
         }
@@ -154,7 +154,7 @@ extension ManagedObjectContext {
             object.storage[relationship.name] = row.values[relationship.name]
             object.committed[relationship.name] = row.values[relationship.name]
         }
-        object.version = row.version
+        object.rowVersion = row.version
         object.isFault = false
     }
 

@@ -182,7 +182,7 @@ extension ManagedObjectContext {
         var conflicts: [ManagedObject] = []
         do {
             let stale = try store.updateRows(plan.updates.map { update in
-                let version = update.object.version
+                let version = update.object.rowVersion
                 return SQLiteStore.RowWrite(
                     table: update.table, columns: update.columns,
                     values: update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
@@ -194,7 +194,7 @@ extension ManagedObjectContext {
         }
         for object in plan.deletes {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
-            if !(try store.deleteRow(table: table, primaryKey: object.objectID.primaryKey, version: object.version)) {
+            if !(try store.deleteRow(table: table, primaryKey: object.objectID.primaryKey, version: object.rowVersion)) {
                 conflicts.append(object)
             }
         }
@@ -280,14 +280,14 @@ extension ManagedObjectContext {
             registeredObjects[id] = object
             object.objectID = id
             object.isInserted = false
-            object.version = 1
+            object.rowVersion = 1
         }
         recordPermanentIDs(permanent)
         // Only objects changed in this save can hold a temporary ID: relating an object to a
         // new one changes both sides.
         if !permanent.isEmpty { replaceObjectIDs(permanent, in: touched.values) }
         for update in plan.updates {
-            update.object.version += 1
+            update.object.rowVersion += 1
             store.rowCache[update.object.objectID] = nil
         }
         var deletedIDs: [ManagedObjectID] = []
@@ -405,7 +405,7 @@ extension ManagedObjectContext {
             rows.append((object, try store.fetchRow(for: object.objectID)))
         }
         if mergePolicy == .error || lastAttempt {
-            throw MergeConflictError(conflicts: rows.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.version, storeVersion: $0.1?.version) })
+            throw MergeConflictError(conflicts: rows.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.rowVersion, storeVersion: $0.1?.version) })
         }
         // A row deleted by another writer cannot be written whatever the policy; its object
         // is dropped, unless other changes of this save point at it (a new object related to
@@ -413,7 +413,7 @@ extension ManagedObjectContext {
         // fails with the conflict instead.
         let referenced = rows.filter { $0.1 == nil && isReferencedByPendingChanges($0.0) }
         if !referenced.isEmpty {
-            throw MergeConflictError(conflicts: referenced.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.version, storeVersion: nil) })
+            throw MergeConflictError(conflicts: referenced.map { MergeConflict(objectID: $0.0.objectID, objectVersion: $0.0.rowVersion, storeVersion: nil) })
         }
         for (object, row) in rows {
             guard let row else {
@@ -435,7 +435,7 @@ extension ManagedObjectContext {
                 fill(object, from: row)
                 touched[ObjectIdentifier(object)] = nil
             case .overwrite:
-                object.version = row.version
+                object.rowVersion = row.version
                 overwrite.insert(ObjectIdentifier(object))
                 try rebaseToManyRelationships(of: object, keepingWholeList: true)
             case .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump:
@@ -451,7 +451,7 @@ extension ManagedObjectContext {
                     }
                     object.committed[key] = stored
                 }
-                object.version = row.version
+                object.rowVersion = row.version
             }
         }
     }

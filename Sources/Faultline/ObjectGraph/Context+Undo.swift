@@ -74,7 +74,7 @@ extension ManagedObjectContext {
         let key = ObjectIdentifier(object)
         return ObjectState(
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
-            isFault: object.isFault, version: object.version, isInserted: object.isInserted, isDeleted: object.isDeleted,
+            isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
             isRegistered: registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
             isPropagated: propagatedDeletions.contains(key))
     }
@@ -87,7 +87,7 @@ extension ManagedObjectContext {
         object.committed = state.committed
         object.pendingToMany = state.pendingToMany
         object.isFault = state.isFault
-        object.version = state.version
+        object.rowVersion = state.version
         object.isInserted = state.isInserted
         object.isDeleted = state.isDeleted
         if state.isRegistered {

@@ -17,7 +17,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Whether the object's values are not loaded yet.
     @exclusivity(unchecked) public internal(set) var isFault: Bool
     /// The row version (`Z_OPT`) the values were read at.
-    @exclusivity(unchecked) public internal(set) var version: Int64 = 0
+    @exclusivity(unchecked) public internal(set) var rowVersion: Int64 = 0
 
     /// Loaded values by property name; to-one relationships hold ``ManagedObjectID``s, fired
     /// to-many relationships `[ManagedObjectID]`.
