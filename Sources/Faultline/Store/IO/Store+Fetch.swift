@@ -242,13 +242,18 @@ extension SQLiteStore {
 
     /// Runs a SELECT built by ``selectList(for:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
-    func selectRows(sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], variant: String = "") throws -> [StoreRow] {
+    func selectRows(
+        sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], variant: String = "", paged: Bool = true
+    ) throws -> [StoreRow] {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var rows: [StoreRow] = []
         let decoder = rowDecoder(for: entity, columns: columns, variant: variant)
-        let sqlSeconds = try decodeRows(statement, with: decoder, into: &rows)
+        // Many rows share one page; a single row (a fault) keeps its own slots.
+        let sqlSeconds = paged
+            ? try decodeRows(statement, with: decoder, into: &rows)
+            : try statement.forEachRow { rows.append(decodeRow(statement, with: decoder)) }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
         return rows
     }
@@ -264,7 +269,7 @@ extension SQLiteStore {
             sql = selectList(for: entity) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
             faultSQLCache[entity.name] = sql
         }
-        return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns).first
+        return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns, paged: false).first
     }
 
     /// Counts the objects of a fetch.
