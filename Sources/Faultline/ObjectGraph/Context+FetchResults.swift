@@ -136,6 +136,9 @@ extension ManagedObjectContext {
             }
             objects.append(object)
         }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            try prefetch(keyPath, from: objects)
+        }
         return objects
     }
 
