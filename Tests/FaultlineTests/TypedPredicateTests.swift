@@ -10,8 +10,10 @@ import Testing
 final class TypedRecipe: ManagedObject, ManagedObjectSubclass {
     class var entityName: String { "Recipe" }
     class var managedProperties: [ManagedPropertyDeclaration] {
-        [.attribute("name", .string), .attribute("overview", .string), .attribute("prepTime", .string),
-         .toMany("ingredients", TypedIngredient.self), .toOne("type", TypedRecipeType.self)]
+        [
+            .attribute("name", .string), .attribute("overview", .string), .attribute("prepTime", .string),
+            .toMany("ingredients", TypedIngredient.self), .toOne("type", TypedRecipeType.self),
+        ]
     }
     static func propertyName(for keyPath: AnyKeyPath) -> String? {
         let table: [AnyKeyPath: String] = [
@@ -171,8 +173,11 @@ func openTypedSample(_ name: String, _ classes: [any ManagedObjectSubclass.Type]
 let recipeClasses: [any ManagedObjectSubclass.Type] = [TypedRecipe.self, TypedIngredient.self, TypedRecipeType.self]
 
 /// Expects a #Predicate to print as a format string, and a fetch with it to run the same SQL
-/// with the same arguments and find the same objects as a fetch with the format string.
-/// Returns the objects found.
+/// with the same arguments and find the same objects as a fetch with the format string — the
+/// objects for which Foundation's own evaluation of the predicate is true, and for which the
+/// translated predicate is true in memory (as pending changes are matched). Returns the objects
+/// found.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @discardableResult
 func expectSameFetch<T: ManagedObjectSubclass>(
     _ predicate: Predicate<T>, _ format: String, _ arguments: Any?..., in context: ManagedObjectContext, _ statements: SQLStatements,
@@ -181,6 +186,11 @@ func expectSameFetch<T: ManagedObjectSubclass>(
     let translated = try FLPredicate(predicate)
     let parsed = try FLPredicate(format: format, arguments: arguments)
     #expect(translated.description == parsed.description, sourceLocation: sourceLocation)
+    // Swift's meaning (a force unwrap of nil counts as false: fetches do not trap) and the
+    // in-memory evaluation pending changes go through, over every object of the entity.
+    let all = try context.fetch(FetchDescriptor<T>())
+    let bySwift = Set(all.filter { (try? predicate.evaluate($0)) == true }.map(\.objectID))
+    let inMemory = Set(try all.filter { try translated.evaluate(with: $0) }.map(\.objectID))
     statements.removeAll()
     let typed = try context.fetch(FetchDescriptor(predicate: predicate))
     let typedSQL = statements.sql, typedArguments = statements.arguments
@@ -191,6 +201,8 @@ func expectSameFetch<T: ManagedObjectSubclass>(
     #expect(typedSQL == statements.sql, sourceLocation: sourceLocation)
     #expect(typedArguments == statements.arguments, sourceLocation: sourceLocation)
     #expect(typed.map(\.objectID) == plain, sourceLocation: sourceLocation)
+    #expect(Set(plain) == bySwift, "Swift's evaluation differs", sourceLocation: sourceLocation)
+    #expect(Set(plain) == inMemory, "in-memory evaluation differs", sourceLocation: sourceLocation)
     return typed
 }
 
@@ -198,6 +210,7 @@ func expectSameFetch<T: ManagedObjectSubclass>(
 /// strings and fetch with the same SQL, arguments and objects.
 @Suite("Typed predicates: #Predicate as format strings, SQL and objects")
 struct TypedPredicateTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func theIssuesExampleFetchesWithCoreDatasSQL() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let limit = 4
@@ -207,12 +220,14 @@ struct TypedPredicateTests {
         statements.removeAll()
         let recipes = try context.fetch(descriptor)
         #expect(recipes.map(\.name) == ["Ginger Soy Chicken"])
-        #expect(statements.sql == [
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZINSTRUCTIONS, t0.ZNAME, t0.ZOVERVIEW, t0.ZPREPTIME, t0.ZTYPE FROM ZRECIPE t0 WHERE ( NSCoreDataStringSearch( t0.ZNAME, ?, 8, 0) AND (SELECT COUNT(t1.Z_PK) FROM ZINGREDIENT t1 WHERE (t0.Z_PK = t1.ZRECIPE) ) < ?) ORDER BY t0.ZNAME"
-        ])
+        #expect(
+            statements.sql == [
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZINSTRUCTIONS, t0.ZNAME, t0.ZOVERVIEW, t0.ZPREPTIME, t0.ZTYPE FROM ZRECIPE t0 WHERE ( NSCoreDataStringSearch( t0.ZNAME, ?, 8, 0) AND (SELECT COUNT(t1.Z_PK) FROM ZINGREDIENT t1 WHERE (t0.Z_PK = t1.ZRECIPE) ) < ?) ORDER BY t0.ZNAME"
+            ])
         #expect(statements.arguments == [[.text("G"), .integer(4)]])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func localizedStandardContainsIsSwiftDatasStringSearch() throws {
         // The published SwiftData log (shared/reference coredata-sql-log-format.md, L-STRING B):
         // `WHERE  NSCoreDataStringSearch( t0.ZTITLE, ?, 417, 1)` with bind[0] = "Maui".
@@ -227,6 +242,7 @@ struct TypedPredicateTests {
         #expect(try FLPredicate(crepes).evaluate(with: ["title": "Crêpes"]))
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func comparisonsAndLogic() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         try expectSameFetch(#Predicate<TypedRecipe> { $0.name == "Guacamole" }, "name == %@", "Guacamole", in: context, statements)
@@ -238,6 +254,7 @@ struct TypedPredicateTests {
         try expectSameFetch(chained, "name > \"A\" AND name < \"M\" AND name != \"Focaccia\"", in: context, statements)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func optionalChainingAndFlatMap() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         // A key path through a to-one is just longer: nil when the destination is.
@@ -254,6 +271,12 @@ struct TypedPredicateTests {
         #expect(statements.sql.first?.hasSuffix("WHERE ( t0.ZOVERVIEW IS NOT NULL AND  NSCoreDataStringSearch( t0.ZOVERVIEW, ?, 0, 0))") == true)
         try expectSameFetch(
             #Predicate<TypedRecipe> { $0.overview?.contains("cake") == false }, "overview != nil AND NOT overview CONTAINS \"cake\"", in: context, statements)
+        try expectSameFetch(
+            #Predicate<TypedRecipe> { $0.overview?.contains("cake") ?? true }, "(overview != nil AND overview CONTAINS \"cake\") OR overview == nil",
+            in: context, statements)
+        try expectSameFetch(
+            #Predicate<TypedRecipe> { $0.overview?.contains("cake") != true }, "(overview != nil AND NOT overview CONTAINS \"cake\") OR overview == nil",
+            in: context, statements)
         // `!` compares as the value does.
         try expectSameFetch(#Predicate<TypedRecipe> { $0.overview!.starts(with: "A") }, "overview BEGINSWITH \"A\"", in: context, statements)
         // Ingredients of a captured recipe, and through the to-one.
@@ -269,6 +292,7 @@ struct TypedPredicateTests {
         try expectSameFetch(#Predicate<TypedIngredient> { $0.recipe?.type?.name == "Dessert" }, "recipe.type.name == \"Dessert\"", in: context, statements)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func nilCoalescingAndTernariesSplitIntoConditions() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         try expectSameFetch(
@@ -280,6 +304,7 @@ struct TypedPredicateTests {
         try expectSameFetch(ternary, "amount == nil AND displayOrder > 2", in: context, statements)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func stringMethods() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let crepes = try expectSameFetch(
@@ -297,10 +322,15 @@ struct TypedPredicateTests {
             #Predicate<TypedRecipe> { $0.name.caseInsensitiveCompare("m") == ascending }, "name <[c] \"m\"", in: context, statements)
         try expectSameFetch(
             #Predicate<TypedRecipe> { $0.name.caseInsensitiveCompare("m") != ascending }, "name >=[c] \"m\"", in: context, statements)
+        try expectSameFetch(
+            #Predicate<TypedRecipe> { $0.name.localizedCompare("Pesto") == same }, "name ==[l] \"Pesto\"", in: context, statements)
+        try expectSameFetch(
+            #Predicate<TypedRecipe> { $0.name.localizedCompare("Pesto") != same }, "name !=[l] \"Pesto\"", in: context, statements)
         try expectSameFetch(#Predicate<TypedRecipe> { $0.name.count > 12 }, "name.length > 12", in: context, statements)
         try expectSameFetch(#Predicate<TypedRecipe> { $0.overview?.isEmpty == false }, "overview != nil AND NOT overview.length == 0", in: context, statements)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func collectionsBecomeSubqueriesAndCounts() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let withFlour = try expectSameFetch(
@@ -326,6 +356,11 @@ struct TypedPredicateTests {
         try expectSameFetch(
             nested, "SUBQUERY(recipes, $_local_1, SUBQUERY($_local_1.ingredients, $_local_2, $_local_2.name == \"Lime\").@count != 0).@count != 0",
             in: context, statements)
+        // An inner closure may use the outer closure's element (not the fetched object).
+        let sameName = #Predicate<TypedRecipeType> { $0.recipes.contains { r in r.ingredients.contains { $0.name == r.name } } }
+        try expectSameFetch(
+            sameName, "SUBQUERY(recipes, $_local_1, SUBQUERY($_local_1.ingredients, $_local_2, $_local_2.name == $_local_1.name).@count != 0).@count != 0",
+            in: context, statements)
         // Membership: a captured collection, a relationship.
         let names = ["Pesto", "Emma", "Lemonade"]
         try expectSameFetch(#Predicate<TypedRecipe> { names.contains($0.name) }, "name IN %@", names, in: context, statements)
@@ -337,6 +372,7 @@ struct TypedPredicateTests {
         #expect(withLime.map(\.name) == ["Guacamole"])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func arithmeticAndFoldedConstants() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let limit: Int16 = 2
@@ -354,10 +390,15 @@ struct TypedPredicateTests {
             #Predicate<TypedIngredient> { (1..<3).contains($0.displayOrder) }, "displayOrder >= 1 AND displayOrder < 3", in: context, statements)
         let from: PartialRangeFrom<Int16> = 2...
         try expectSameFetch(#Predicate<TypedIngredient> { from.contains($0.displayOrder) }, "displayOrder >= 2", in: context, statements)
+        // A flatMap over a captured optional binds its argument to the value.
+        let maybe: String? = "Pesto", none: String? = nil
+        try expectSameFetch(#Predicate<TypedRecipe> { r in maybe.flatMap { $0 == r.name } == true }, "\"Pesto\" == name", in: context, statements)
+        #expect(try FLPredicate(#Predicate<TypedRecipe> { r in none.flatMap { $0 == r.name } == true }) == .falsePredicate)
         // A predicate that uses no input at all is a constant.
         #expect(try FLPredicate(#Predicate<TypedIngredient> { _ in limit > 1 }) == .truePredicate)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func datesObjectsAndIdentifiers() throws {
         let (context, statements) = try openTypedSample("Inventory", [TypedStock.self, TypedAsset.self])
         let cutoff = Date(timeIntervalSinceReferenceDate: 815_925_600)
@@ -377,6 +418,7 @@ struct TypedPredicateTests {
         #expect(assets.compactMap(\.label).sorted() == ["Coffee Mug", "T-shirt"])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func booleansAndSubEntities() throws {
         // SwiftData's `#Predicate { $0.visited }` logs ` t0.ZVISITED = ?` (useyourloaf.com,
         // "SwiftData Fetching Pending Changes"): a Boolean property is `== YES`.
@@ -392,6 +434,7 @@ struct TypedPredicateTests {
         try expectSameFetch(#Predicate<TypedFracture> { $0.isOpen == (severe > 2) }, "isOpen == YES", in: context, statements)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func regularExpressionsMatchAnywhere() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let pattern = /Sal|Sou/
@@ -403,6 +446,7 @@ struct TypedPredicateTests {
 /// counts and identifiers, pending changes.
 @Suite("FetchDescriptor: requests, options, counts, identifiers, pending changes")
 struct FetchDescriptorTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func sortDescriptorsAndWindow() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         var descriptor = FetchDescriptor<TypedRecipe>(sortBy: [SortDescriptor(\.prepTime, order: .reverse), SortDescriptor(\.name)])
@@ -428,6 +472,7 @@ struct FetchDescriptorTests {
         #expect(throws: FetchRequestError.self) { try context.fetch(descriptor) }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func propertiesAndPrefetching() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         var descriptor = FetchDescriptor<TypedRecipe>(predicate: #Predicate { $0.name == "Pesto" })
@@ -447,6 +492,7 @@ struct FetchDescriptorTests {
         #expect(throws: PredicateTranslationError.self) { try descriptor.fetchRequest() }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func countsAndIdentifiers() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         let descriptor = FetchDescriptor<TypedRecipe>(predicate: #Predicate { $0.type?.name == "Dessert" })
@@ -459,6 +505,7 @@ struct FetchDescriptorTests {
         #expect(ids.map(\.primaryKey).sorted() == [1, 2, 8])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func pendingChangesAreMatchedWithTheTranslatedPredicate() throws {
         let (context, _) = try openTypedSample("Recipes", recipeClasses)
         let descriptor = FetchDescriptor<TypedRecipe>(predicate: #Predicate { $0.name.starts(with: "G") && $0.overview?.contains("dip") == true })
@@ -476,6 +523,7 @@ struct FetchDescriptorTests {
         #expect(try context.fetch(storeOnly).map(\.name) == ["Guacamole"])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func theClassMustBeRegistered() throws {
         let (context, _) = try openTypedSample("Recipes", recipeClasses, register: false)
         let error = try #require(throws: FetchRequestError.self) { try context.fetch(FetchDescriptor<TypedRecipe>()) }
@@ -489,15 +537,18 @@ struct FetchDescriptorTests {
 /// Expressions with no Core Data form are errors naming them, never an in-memory filter.
 @Suite("Typed predicates: what cannot be translated")
 struct TypedPredicateErrorTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func message<T: ManagedObjectSubclass>(_ predicate: Predicate<T>) throws -> String {
         let error = try #require(throws: PredicateTranslationError.self) { try FLPredicate(predicate) }
         return error.message
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func keyPathsThatAreNoModelProperty() throws {
         #expect(
             try message(#Predicate<TypedRecipe> { $0.shout == "PESTO" })
-                == "cannot translate \\TypedRecipe.<computed String> in #Predicate<TypedRecipe>: it is not a model property: TypedRecipe.propertyName(for:) does not know it (only the entity's attributes and relationships can be fetched on, not computed or transient Swift properties)")
+                == "cannot translate \\TypedRecipe.<computed String> in #Predicate<TypedRecipe>: it is not a model property: TypedRecipe.propertyName(for:) does not know it (only the entity's attributes and relationships can be fetched on, not computed or transient Swift properties)"
+        )
         let onString = try message(#Predicate<TypedRecipe> { $0.name.utf8.count > 3 })
         #expect(onString.hasPrefix("cannot translate \\String.<computed UTF8View> in #Predicate<TypedRecipe>: String is not a ManagedObjectSubclass"))
         // Sorting by one is an error too.
@@ -507,25 +558,73 @@ struct TypedPredicateErrorTests {
         #expect(sort.expression == "\\TypedRecipe.<computed String>")
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func subscriptsAndOuterReferences() throws {
         let ranks = ["Pesto": 1]
         let subscripted = try #require(throws: PredicateTranslationError.self) {
             try FLPredicate(#Predicate<TypedRecipe> { ranks[$0.name] == 1 })
         }
         #expect(subscripted.expression == "DictionaryKeySubscript")
-        #expect(subscripted.message.hasPrefix("cannot translate DictionaryKeySubscript in #Predicate<TypedRecipe>: DictionaryKeySubscript has no Core Data form. Subscripts cannot be fetched on"))
+        #expect(
+            subscripted.message.hasPrefix(
+                "cannot translate DictionaryKeySubscript in #Predicate<TypedRecipe>: DictionaryKeySubscript has no Core Data form. Subscripts cannot be fetched on"))
         let outer = try message(#Predicate<TypedRecipe> { recipe in recipe.ingredients.contains { $0.name == recipe.name } })
-        #expect(outer.hasPrefix("cannot translate Variable in #Predicate<TypedRecipe>: the closure of contains(where:), allSatisfy or filter uses an object from outside the closure"))
+        #expect(
+            outer.hasPrefix("cannot translate Variable in #Predicate<TypedRecipe>: the closure of contains(where:), allSatisfy or filter uses the fetched object"))
+        let ascending = ComparisonResult.orderedAscending
+        let localized = try message(#Predicate<TypedRecipe> { $0.name.localizedCompare("m") == ascending })
+        #expect(localized.hasPrefix("cannot translate Equal in #Predicate<TypedRecipe>: localizedCompare can only be compared with .orderedSame here"))
         let overCaptured = try message(#Predicate<TypedRecipe> { recipe in ["a", "b"].contains { $0 == recipe.name } })
         #expect(overCaptured.contains("closures translate over relationships"))
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func failingCapturedValues() throws {
         let missing: Int16? = nil
         let unwrapped = try message(#Predicate<TypedIngredient> { $0.displayOrder > missing! })
         #expect(unwrapped.hasPrefix("cannot translate ForcedUnwrap in #Predicate<TypedIngredient>: evaluating the captured part ForcedUnwrap failed"))
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func deepPredicatesAreRefusedNotOverflowed() throws {
+        // 150 `!` around one comparison, built in code (#Predicate source that deep would not compile).
+        func negated(_ e: some StandardPredicateExpression<Bool>) -> any StandardPredicateExpression<Bool> {
+            PredicateExpressions.Negation(e)
+        }
+        let deep = Predicate<TypedRecipe> { recipe in
+            var e: any StandardPredicateExpression<Bool> = PredicateExpressions.Equal(
+                lhs: PredicateExpressions.KeyPath(root: recipe, keyPath: \TypedRecipe.name), rhs: PredicateExpressions.Value("Pesto"))
+            for _ in 0..<150 { e = negated(e) }
+            return e
+        }
+        let error = try #require(throws: PredicateTranslationError.self) { try FLPredicate(deep) }
+        #expect(error.message.contains("nests more than 100 expressions deep"))
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func tooManyCasesAreRefused() throws {
+        // `a == (t1 ? (t2 ? … : …) : …)` seven levels deep: 128 cases once the comparison splits.
+        func choose(
+            _ test: some StandardPredicateExpression<Bool>, _ a: some StandardPredicateExpression<String>, _ b: some StandardPredicateExpression<String>
+        ) -> any StandardPredicateExpression<String> {
+            PredicateExpressions.Conditional(test: test, trueBranch: a, falseBranch: b)
+        }
+        func equal(_ a: some StandardPredicateExpression<String>, _ b: some StandardPredicateExpression<String>) -> any StandardPredicateExpression<Bool> {
+            PredicateExpressions.Equal(lhs: a, rhs: b)
+        }
+        let many = Predicate<TypedRecipe> { recipe in
+            let name = PredicateExpressions.KeyPath(root: recipe, keyPath: \TypedRecipe.name)
+            func tree(_ depth: Int) -> any StandardPredicateExpression<String> {
+                guard depth > 0 else { return name }
+                return choose(equal(name, PredicateExpressions.Value("x\(depth)")), tree(depth - 1), tree(depth - 1))
+            }
+            return equal(tree(7), PredicateExpressions.Value("1 hour"))
+        }
+        let error = try #require(throws: PredicateTranslationError.self) { try FLPredicate(many) }
+        #expect(error.message.hasSuffix("make more than 64 cases; split the predicate"))
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func nothingIsFetchedWhenTranslationFails() throws {
         let (context, statements) = try openTypedSample("Recipes", recipeClasses)
         statements.removeAll()

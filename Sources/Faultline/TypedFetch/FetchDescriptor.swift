@@ -29,6 +29,7 @@ import Foundation
 /// For a collation there, change ``FLSortDescriptor/comparator`` in ``fetchRequest()``'s
 /// result and fetch that. SwiftData's default for strings is `.localizedStandard`, and
 /// SwiftData also appends `t0.Z_PK` as a last sort key; Faultline does neither.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public struct FetchDescriptor<T: ManagedObjectSubclass> {
     /// Which objects: nil fetches them all.
     public var predicate: Predicate<T>?
@@ -67,6 +68,7 @@ public struct FetchDescriptor<T: ManagedObjectSubclass> {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FetchRequest {
     /// The request a ``FetchDescriptor`` stands for (see ``FetchDescriptor/fetchRequest()``).
     ///
@@ -103,6 +105,7 @@ extension FetchRequest {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLSortDescriptor {
     /// A Foundation `SortDescriptor` of a registered class as a sort on its model property:
     /// the key path's property, ascending for `.forward`, and the comparison of its string
@@ -121,22 +124,25 @@ extension FLSortDescriptor {
             let text = FLPredicateTranslator.describe(keyPath)
             throw PredicateTranslationError(
                 expression: text,
-                message: "cannot sort FetchDescriptor<\(T.self)> by \(text): \(T.self).propertyName(for:) does not know it as a model property (sort keys are the class's own attributes and to-one relationships)")
+                message:
+                    "cannot sort FetchDescriptor<\(T.self)> by \(text): \(T.self).propertyName(for:) does not know it as a model property (sort keys are the class's own attributes and to-one relationships)"
+            )
         }
         var comparator = Comparator.compare
         #if canImport(Darwin)
-        if let strings = descriptor.stringComparator {
-            if strings == .localizedStandard {
-                comparator = .localizedStandardCompare
-            } else if strings == .localized {
-                comparator = .localizedCompare
+            if let strings = descriptor.stringComparator {
+                if strings == .localizedStandard {
+                    comparator = .localizedStandardCompare
+                } else if strings == .localized {
+                    comparator = .localizedCompare
+                }
             }
-        }
         #endif
         self.init(key: name, ascending: descriptor.order == .forward, comparator: comparator)
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension ManagedObjectContext {
     /// Fetches the objects a descriptor describes, as instances of its class (SwiftData's
     /// `ModelContext.fetch`): the descriptor becomes a ``FetchRequest``

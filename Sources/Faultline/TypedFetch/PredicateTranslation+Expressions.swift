@@ -7,6 +7,7 @@ import Foundation
 
 // MARK: Variables and key paths
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Variable: FLTranslatablePredicateExpression {
     /// `SELF` for the input, `$_local_N` in a subquery, the unwrapped value in a `flatMap`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -14,6 +15,7 @@ extension PredicateExpressions.Variable: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.KeyPath: FLTranslatablePredicateExpression {
     /// A model property (`name`, `asset.label`, `$_local_1.count`) through the class's
     /// ``ManagedObjectSubclass/propertyName(for:)``; `count` and `isEmpty` of a relationship or
@@ -52,7 +54,8 @@ extension PredicateExpressions.KeyPath: FLTranslatablePredicateExpression {
         guard let type = Root.Output.self as? any ManagedObjectSubclass.Type else {
             throw translator.error(
                 keyPath: keyPath,
-                "\(Root.Output.self) is not a ManagedObjectSubclass, so its key paths name no model property; only properties of registered classes, and count/isEmpty of strings and relationships, translate")
+                "\(Root.Output.self) is not a ManagedObjectSubclass, so its key paths name no model property; only properties of registered classes, and count/isEmpty of strings and relationships, translate"
+            )
         }
         if let name = type.propertyName(for: keyPath) {
             return .expression(FLPredicateTranslator.member(base, name))
@@ -62,12 +65,14 @@ extension PredicateExpressions.KeyPath: FLTranslatablePredicateExpression {
         }
         throw translator.error(
             keyPath: keyPath,
-            "it is not a model property: \(type).propertyName(for:) does not know it (only the entity's attributes and relationships can be fetched on, not computed or transient Swift properties)")
+            "it is not a model property: \(type).propertyName(for:) does not know it (only the entity's attributes and relationships can be fetched on, not computed or transient Swift properties)"
+        )
     }
 }
 
 // MARK: Logic
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Conjunction: FLTranslatablePredicateExpression {
     /// `a AND b` (chains flattened).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -77,6 +82,7 @@ extension PredicateExpressions.Conjunction: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Disjunction: FLTranslatablePredicateExpression {
     /// `a OR b` (chains flattened).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -86,6 +92,7 @@ extension PredicateExpressions.Disjunction: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Negation: FLTranslatablePredicateExpression {
     /// `NOT p`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -93,6 +100,7 @@ extension PredicateExpressions.Negation: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Conditional: FLTranslatablePredicateExpression {
     /// `test ? a : b`: a choice, split into `(test AND …) OR (NOT test AND …)` where it is
     /// compared or used as a condition.
@@ -112,6 +120,7 @@ extension PredicateExpressions.Conditional: FLTranslatablePredicateExpression {
 
 // MARK: Comparisons
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Equal: FLTranslatablePredicateExpression {
     /// `a == b` (`a == nil` for nil; between conditions, both true or both false).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -119,6 +128,7 @@ extension PredicateExpressions.Equal: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NotEqual: FLTranslatablePredicateExpression {
     /// `a != b`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -126,6 +136,7 @@ extension PredicateExpressions.NotEqual: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Comparison: FLTranslatablePredicateExpression {
     /// `<`, `<=`, `>`, `>=`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -142,6 +153,7 @@ extension PredicateExpressions.Comparison: FLTranslatablePredicateExpression {
 
 // MARK: Arithmetic
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Arithmetic: FLTranslatablePredicateExpression {
     /// `a + b` (`add:to:`), `a - b` (`from:subtract:`), `a * b` (`multiply:by:`).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -155,6 +167,7 @@ extension PredicateExpressions.Arithmetic: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.FloatDivision: FLTranslatablePredicateExpression {
     /// `a / b` (`divide:by:`).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -162,6 +175,7 @@ extension PredicateExpressions.FloatDivision: FLTranslatablePredicateExpression 
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.IntDivision: FLTranslatablePredicateExpression {
     /// Integer `a / b` as `(a - modulus:by:(a, b)) / b`: exact in SQL and in memory, where
     /// `divide:by:` alone would divide as a floating-point number.
@@ -173,6 +187,7 @@ extension PredicateExpressions.IntDivision: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.IntRemainder: FLTranslatablePredicateExpression {
     /// `a % b` (`modulus:by:`).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -180,6 +195,7 @@ extension PredicateExpressions.IntRemainder: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.UnaryMinus: FLTranslatablePredicateExpression {
     /// `-a` as `a * -1`, as the format parser reads `-a`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -189,6 +205,7 @@ extension PredicateExpressions.UnaryMinus: FLTranslatablePredicateExpression {
 
 // MARK: Optionals
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.OptionalFlatMap: FLTranslatablePredicateExpression {
     /// `a?.b` and `a.flatMap { … }`: a key path through a to-one is just longer (`asset.label`:
     /// nil when `asset` is); anything else tests the wrapped value (`asset != nil AND …`).
@@ -197,6 +214,7 @@ extension PredicateExpressions.OptionalFlatMap: FLTranslatablePredicateExpressio
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NilCoalesce: FLTranslatablePredicateExpression {
     /// `a ?? b`: a choice between `a` (when `a != nil`) and `b` (when `a == nil`).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -204,6 +222,7 @@ extension PredicateExpressions.NilCoalesce: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.ForcedUnwrap: FLTranslatablePredicateExpression {
     /// `a!`: `a` (a nil in the store does not trap: it compares as nil does in SQL).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -217,6 +236,7 @@ extension PredicateExpressions.ForcedUnwrap: FLTranslatablePredicateExpression {
 
 // MARK: Strings
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.CollectionContainsCollection: FLTranslatablePredicateExpression {
     /// `a.contains(b)` on strings: `a CONTAINS b`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -227,6 +247,7 @@ extension PredicateExpressions.CollectionContainsCollection: FLTranslatablePredi
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceStartsWith: FLTranslatablePredicateExpression {
     /// `a.starts(with: b)` on strings: `a BEGINSWITH b`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -237,6 +258,7 @@ extension PredicateExpressions.SequenceStartsWith: FLTranslatablePredicateExpres
     }
 }
 
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
 extension PredicateExpressions.StringContainsRegex: FLTranslatablePredicateExpression {
     /// `a.contains(/re/)`: `a MATCHES ".*(?:re).*"` (Apple's conversion writes `.*re.*`; the
     /// group keeps an alternation whole). The pattern must be a captured value.
@@ -253,6 +275,7 @@ extension PredicateExpressions.StringContainsRegex: FLTranslatablePredicateExpre
 
 // MARK: Collections
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceContains: FLTranslatablePredicateExpression {
     /// `captured.contains(a)`: `a IN {…}`; `relationship.contains(object)`: `object IN
     /// relationship` (Apple's conversion writes `IN` for both); on a string, `CONTAINS`.
@@ -265,6 +288,7 @@ extension PredicateExpressions.SequenceContains: FLTranslatablePredicateExpressi
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceContainsWhere: FLTranslatablePredicateExpression {
     /// `relationship.contains { test }`: `SUBQUERY(relationship, $_local_N, test).@count != 0`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -273,6 +297,7 @@ extension PredicateExpressions.SequenceContainsWhere: FLTranslatablePredicateExp
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceAllSatisfy: FLTranslatablePredicateExpression {
     /// `relationship.allSatisfy { test }`: `SUBQUERY(relationship, $_local_N, NOT test).@count == 0`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -281,6 +306,7 @@ extension PredicateExpressions.SequenceAllSatisfy: FLTranslatablePredicateExpres
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Filter: FLTranslatablePredicateExpression {
     /// `relationship.filter { test }`: `SUBQUERY(relationship, $_local_N, test)`, for its
     /// `count` (`.@count`) and `isEmpty` (`.@count == 0`).
@@ -289,6 +315,7 @@ extension PredicateExpressions.Filter: FLTranslatablePredicateExpression {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLPredicateTranslator {
     /// `SUBQUERY(collection, $_local_N, test)` over a to-many relationship.
     mutating func subquery(
@@ -298,7 +325,8 @@ extension FLPredicateTranslator {
         guard elementType is any ManagedObjectSubclass.Type else {
             throw error(
                 origin,
-                "a closure over elements of type \(elementType) cannot be fetched on; closures translate over relationships (the elements are managed objects). For a captured collection, test membership with captured.contains($0.property)")
+                "a closure over elements of type \(elementType) cannot be fetched on; closures translate over relationships (the elements are managed objects). For a captured collection, test membership with captured.contains($0.property)"
+            )
         }
         guard case .expression(let collection) = try translate(sequence) else {
             throw error(origin, "the collection is not a relationship of the fetched object")
@@ -318,14 +346,17 @@ extension FLPredicateTranslator {
 // MARK: Ranges
 
 /// A range made in the predicate (`a...b`, `a..<b`) whose bounds use the input.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 protocol FLRangeNode {
     var flBounds: (lower: any PredicateExpression, upper: any PredicateExpression, closed: Bool) { get }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.ClosedRange: FLRangeNode {
     var flBounds: (lower: any PredicateExpression, upper: any PredicateExpression, closed: Bool) { (lower, upper, true) }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Range: FLRangeNode {
     var flBounds: (lower: any PredicateExpression, upper: any PredicateExpression, closed: Bool) { (lower, upper, false) }
 }
@@ -355,6 +386,7 @@ extension PartialRangeUpTo: FLRangeValue {
     var flBounds: (lower: Any?, upper: Any?, closed: Bool) { (nil, upperBound, false) }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.RangeExpressionContains: FLTranslatablePredicateExpression {
     /// `(a...b).contains(x)`: `x BETWEEN {a, b}`; `(a..<b).contains(x)`: `x >= a AND x < b`;
     /// partial ranges one comparison (Apple's conversion does the same).
@@ -391,6 +423,7 @@ extension PredicateExpressions.RangeExpressionContains: FLTranslatablePredicateE
 
 // MARK: Strings Foundation has on Apple platforms only (StringPredicateExpressions.swift)
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedStandardContains: FLTranslatablePredicateExpression {
     /// `a.localizedStandardContains(b)`: `a CONTAINS[cdl] b`, which Core Data runs as
     /// `NSCoreDataStringSearch(a, ?, 417, 1)` (as SwiftData's SQL logs show).
@@ -402,6 +435,7 @@ extension FLStringPredicateExpressions.LocalizedStandardContains: FLTranslatable
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.CaseInsensitiveCompare: FLTranslatablePredicateExpression {
     /// `a.caseInsensitiveCompare(b) == .orderedSame` → `a ==[c] b` (see `stringOrder`).
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -409,6 +443,7 @@ extension FLStringPredicateExpressions.CaseInsensitiveCompare: FLTranslatablePre
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedCompare: FLTranslatablePredicateExpression {
     /// `a.localizedCompare(b) == .orderedAscending` → `a <[l] b`.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
@@ -417,27 +452,30 @@ extension FLStringPredicateExpressions.LocalizedCompare: FLTranslatablePredicate
 }
 
 #if canImport(Darwin)
-extension PredicateExpressions.StringLocalizedStandardContains: FLTranslatablePredicateExpression {
-    /// `a CONTAINS[cdl] b`, as on Linux.
-    func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
-        .predicate(
-            try translator.comparison(
-                translator.translate(root), .contains, translator.translate(other),
-                options: [.caseInsensitive, .diacriticInsensitive, .localeSensitive], self))
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension PredicateExpressions.StringLocalizedStandardContains: FLTranslatablePredicateExpression {
+        /// `a CONTAINS[cdl] b`, as on Linux.
+        func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
+            .predicate(
+                try translator.comparison(
+                    translator.translate(root), .contains, translator.translate(other),
+                    options: [.caseInsensitive, .diacriticInsensitive, .localeSensitive], self))
+        }
     }
-}
 
-extension PredicateExpressions.StringCaseInsensitiveCompare: FLTranslatablePredicateExpression {
-    /// An order compared with `[c]`, as on Linux.
-    func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
-        .stringOrder(try translator.expression(translator.translate(root), root), try translator.expression(translator.translate(other), other), .caseInsensitive)
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension PredicateExpressions.StringCaseInsensitiveCompare: FLTranslatablePredicateExpression {
+        /// An order compared with `[c]`, as on Linux.
+        func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
+            .stringOrder(try translator.expression(translator.translate(root), root), try translator.expression(translator.translate(other), other), .caseInsensitive)
+        }
     }
-}
 
-extension PredicateExpressions.StringLocalizedCompare: FLTranslatablePredicateExpression {
-    /// An order compared with `[l]`, as on Linux.
-    func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
-        .stringOrder(try translator.expression(translator.translate(root), root), try translator.expression(translator.translate(other), other), .localeSensitive)
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension PredicateExpressions.StringLocalizedCompare: FLTranslatablePredicateExpression {
+        /// An order compared with `[l]`, as on Linux.
+        func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated {
+            .stringOrder(try translator.expression(translator.translate(root), root), try translator.expression(translator.translate(other), other), .localeSensitive)
+        }
     }
-}
 #endif

@@ -17,6 +17,7 @@ import Foundation
 // of another type that needs the input is an error naming it: nothing is filtered in memory in
 // its place.
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLPredicate {
     /// Translates a Foundation `Predicate` over a registered class into the format language's
     /// tree, as a typed fetch does: the same SQL and in-memory matching as the equivalent format
@@ -65,6 +66,7 @@ public struct PredicateTranslationError: Error, Sendable, Hashable, CustomString
 
 /// A `PredicateExpressions` type Faultline can translate: each conforms in
 /// PredicateTranslation+Expressions.swift.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 protocol FLTranslatablePredicateExpression: PredicateExpression {
     /// The node's translation; its children go through ``FLPredicateTranslator/translate(_:)``.
     func flTranslate(_ translator: inout FLPredicateTranslator) throws -> FLTranslated
@@ -107,6 +109,7 @@ struct FLBranch {
 }
 
 /// Walks a `Predicate`'s expression tree, keeping what each variable stands for.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct FLPredicateTranslator {
     /// What a variable stands for, and the subquery level it was bound at.
     struct Binding {
@@ -178,18 +181,39 @@ struct FLPredicateTranslator {
         failure.debugDescription == PredicateError.undefinedVariable.debugDescription
     }
 
-    /// The variable's translation; a subquery's condition cannot reach out to the fetched
-    /// object (a Core Data `SUBQUERY` condition sees only its element).
+    /// The variable's translation. A subquery's condition cannot reach out to the fetched
+    /// object: there a key path without a variable (`name`) means the element's, so only its
+    /// own element, an enclosing subquery's element (`$_local_1`) and constants can be used.
     func lookUp(_ key: PredicateExpressions.VariableID, _ expression: any PredicateExpression) throws -> FLTranslated {
         guard let binding = bindings[key] else {
             throw error(expression, "the predicate uses a variable that is not its input nor a closure argument")
         }
-        if binding.level < level, !binding.value.isConstant {
+        if binding.level < level, Self.usesFetchedObject(binding.value) {
             throw error(
                 expression,
-                "the closure of contains(where:), allSatisfy or filter uses an object from outside the closure; a Core Data SUBQUERY condition can use only its own element and captured values (compute the outer value before the predicate, or compare it outside the closure)")
+                "the closure of contains(where:), allSatisfy or filter uses the fetched object; a Core Data SUBQUERY condition can use only elements (its own and enclosing closures') and captured values (compare the fetched object's value outside the closure)"
+            )
         }
         return binding.value
+    }
+
+    /// Whether a value reads the fetched object (`SELF`, a key path without a variable);
+    /// conditions and choices are taken to.
+    static func usesFetchedObject(_ value: FLTranslated) -> Bool {
+        func uses(_ e: FLExpression) -> Bool {
+            switch e.node {
+            case .constant, .variable: return false
+            case .member(let base, _): return uses(base)
+            case .function(_, let arguments), .aggregate(let arguments): return arguments.contains(where: uses)
+            default: return true
+            }
+        }
+        switch value {
+        case .constant: return false
+        case .expression(let e): return uses(e)
+        case .stringOrder(let a, let b, _): return uses(a) || uses(b)
+        case .predicate, .choice: return true
+        }
     }
 
     /// Binds a closure's variable for the body's translation (then unbinds it).
@@ -247,7 +271,8 @@ struct FLPredicateTranslator {
         case "PredicateEvaluate", "ExpressionEvaluate":
             return "Evaluating another predicate inside a predicate is not translated: write its condition inline."
         default:
-            return "Comparisons, &&, ||, !, optional chaining, ??, ?:, arithmetic, the string methods contains, starts(with:), localizedStandardContains, caseInsensitiveCompare, localizedCompare, and contains, contains(where:), allSatisfy, filter, count and isEmpty on relationships translate (Documentation/TypedPredicates.md)."
+            return
+                "Comparisons, &&, ||, !, optional chaining, ??, ?:, arithmetic, the string methods contains, starts(with:), localizedStandardContains, caseInsensitiveCompare, localizedCompare, and contains, contains(where:), allSatisfy, filter, count and isEmpty on relationships translate (Documentation/TypedPredicates.md)."
         }
     }
 
@@ -285,7 +310,9 @@ struct FLPredicateTranslator {
         case .predicate:
             throw error(origin, "a condition is used as a value; use it as a condition (with &&, ||, !) or compare it with == true / == false")
         case .choice:
-            throw error(origin, "a value chosen by ?:, ?? or optional chaining is used where it cannot be split into conditions (a function argument, a collection); compare it directly instead")
+            throw error(
+                origin,
+                "a value chosen by ?:, ?? or optional chaining is used where it cannot be split into conditions (a function argument, a collection); compare it directly instead")
         case .stringOrder:
             throw error(origin, "a ComparisonResult can only be compared with == or != against .orderedSame, .orderedAscending or .orderedDescending")
         }
@@ -298,7 +325,9 @@ struct FLPredicateTranslator {
         guard let value = flUnwrapOptional(value) else { return .null }
         if let id = value as? ManagedObjectID { return .object(FLObjectReference(id)) }
         if let order = value as? ComparisonResult { return .int(order.rawValue) }
-        if let regex = value as? PredicateExpressions.PredicateRegex { return .string(regex.stringRepresentation) }
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let regex = value as? PredicateExpressions.PredicateRegex {
+            return .string(regex.stringRepresentation)
+        }
         if let converted = FLValue(converting: value) { return converted }
         if let raw = value as? any RawRepresentable, let converted = FLValue(converting: raw.rawValue) { return converted }
         if let items = value as? any Sequence {
@@ -308,7 +337,8 @@ struct FLPredicateTranslator {
         }
         throw error(
             origin,
-            "a captured value of type \(type(of: value)) has no predicate form (numbers, strings, dates, data, UUIDs, URLs, managed objects, object IDs, enums with raw values and collections of these do)")
+            "a captured value of type \(type(of: value)) has no predicate form (numbers, strings, dates, data, UUIDs, URLs, managed objects, object IDs, enums with raw values and collections of these do)"
+        )
     }
 
     static func elements<S: Sequence>(_ sequence: S) -> [Any?] { sequence.map { $0 as Any? } }
@@ -443,6 +473,12 @@ struct FLPredicateTranslator {
         case .orderedSame: mapped = equal ? .equalTo : .notEqualTo
         case .orderedAscending: mapped = equal ? .lessThan : .greaterThanOrEqualTo
         case .orderedDescending: mapped = equal ? .greaterThan : .lessThanOrEqualTo
+        }
+        if options.contains(.localeSensitive), mapped != .equalTo, mapped != .notEqualTo {
+            throw error(
+                origin,
+                "localizedCompare can only be compared with .orderedSame here: the store's string functions do not order strings by locale (`<[l]` would order them as compare: does, not as localizedCompare does); use caseInsensitiveCompare, or sort with a SortDescriptor"
+            )
         }
         return .comparison(a, mapped, b, options: options)
     }

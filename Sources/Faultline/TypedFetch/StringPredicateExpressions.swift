@@ -17,6 +17,7 @@ import Foundation
 /// let books = try context.fetch(FetchDescriptor<Book>(predicate: #Predicate { $0.title.localizedStandardContains(search) }))
 /// // WHERE  NSCoreDataStringSearch( t0.ZTITLE, ?, 417, 1)
 /// ```
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public enum FLStringPredicateExpressions {
     /// `root.localizedStandardContains(other)`: case- and diacritic-insensitive, locale-aware
     /// containment (`CONTAINS[cdl]`).
@@ -83,10 +84,14 @@ public enum FLStringPredicateExpressions {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedStandardContains: Sendable where Root: Sendable, Other: Sendable {}
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.CaseInsensitiveCompare: Sendable where Root: Sendable, Other: Sendable {}
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedCompare: Sendable where Root: Sendable, Other: Sendable {}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedStandardContains: Codable where Root: Codable, Other: Codable {
     /// Encodes the two operands, as Foundation's expressions do.
     public func encode(to encoder: any Encoder) throws {
@@ -103,6 +108,7 @@ extension FLStringPredicateExpressions.LocalizedStandardContains: Codable where 
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.CaseInsensitiveCompare: Codable where Root: Codable, Other: Codable {
     /// Encodes the two operands, as Foundation's expressions do.
     public func encode(to encoder: any Encoder) throws {
@@ -119,6 +125,7 @@ extension FLStringPredicateExpressions.CaseInsensitiveCompare: Codable where Roo
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedCompare: Codable where Root: Codable, Other: Codable {
     /// Encodes the two operands, as Foundation's expressions do.
     public func encode(to encoder: any Encoder) throws {
@@ -135,35 +142,43 @@ extension FLStringPredicateExpressions.LocalizedCompare: Codable where Root: Cod
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedStandardContains: StandardPredicateExpression
 where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.CaseInsensitiveCompare: StandardPredicateExpression
 where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension FLStringPredicateExpressions.LocalizedCompare: StandardPredicateExpression
 where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
 
 #if !canImport(Darwin)
-extension PredicateExpressions {
-    /// What `#Predicate` calls for `root.localizedStandardContains(other)` (Apple's Foundation
-    /// has its own; Linux's does not).
-    public static func build_localizedStandardContains<Root, Other>(
-        _ root: Root, _ other: Other
-    ) -> FLStringPredicateExpressions.LocalizedStandardContains<Root, Other> {
-        FLStringPredicateExpressions.LocalizedStandardContains(root: root, other: other)
-    }
+    // The builders' names are the ones the macro's expansion calls, hence not lowerCamelCase.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension PredicateExpressions {
+        /// What `#Predicate` calls for `root.localizedStandardContains(other)` (Apple's Foundation
+        /// has its own; Linux's does not).
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        public static func build_localizedStandardContains<Root, Other>(
+            _ root: Root, _ other: Other
+        ) -> FLStringPredicateExpressions.LocalizedStandardContains<Root, Other> {
+            FLStringPredicateExpressions.LocalizedStandardContains(root: root, other: other)
+        }
 
-    /// What `#Predicate` calls for `root.caseInsensitiveCompare(other)`.
-    public static func build_caseInsensitiveCompare<Root, Other>(
-        _ root: Root, _ other: Other
-    ) -> FLStringPredicateExpressions.CaseInsensitiveCompare<Root, Other> {
-        FLStringPredicateExpressions.CaseInsensitiveCompare(root: root, other: other)
-    }
+        /// What `#Predicate` calls for `root.caseInsensitiveCompare(other)`.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        public static func build_caseInsensitiveCompare<Root, Other>(
+            _ root: Root, _ other: Other
+        ) -> FLStringPredicateExpressions.CaseInsensitiveCompare<Root, Other> {
+            FLStringPredicateExpressions.CaseInsensitiveCompare(root: root, other: other)
+        }
 
-    /// What `#Predicate` calls for `root.localizedCompare(other)`.
-    public static func build_localizedCompare<Root, Other>(
-        _ root: Root, _ other: Other
-    ) -> FLStringPredicateExpressions.LocalizedCompare<Root, Other> {
-        FLStringPredicateExpressions.LocalizedCompare(root: root, other: other)
+        /// What `#Predicate` calls for `root.localizedCompare(other)`.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        public static func build_localizedCompare<Root, Other>(
+            _ root: Root, _ other: Other
+        ) -> FLStringPredicateExpressions.LocalizedCompare<Root, Other> {
+            FLStringPredicateExpressions.LocalizedCompare(root: root, other: other)
+        }
     }
-}
 #endif
