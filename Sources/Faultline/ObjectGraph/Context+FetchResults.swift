@@ -24,7 +24,7 @@ import Foundation
 extension ManagedObjectContext {
     /// Runs a request of any ``FetchRequest/resultType``.
     ///
-    /// - Throws: as ``fetch(_:)``; ``FetchRequestError`` for an invalid combination (grouping without
+    /// - Throws: as ``fetch(_:)-(FetchRequest)``; ``FetchRequestError`` for an invalid combination (grouping without
     ///   dictionaries, `HAVING` without grouping, unknown keys, unsupported functions).
     public func execute(_ request: FetchRequest) throws -> FetchResult {
         switch request.resultType {
@@ -41,7 +41,7 @@ extension ManagedObjectContext {
     /// true (the default) it reads the whole rows, as Core Data does, and the objects they
     /// describe are registered as faults filled from them.
     ///
-    /// - Throws: as ``fetch(_:)``.
+    /// - Throws: as ``fetch(_:)-(FetchRequest)``.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
         checkAccess()
         try checkGrouping(request)
@@ -135,6 +135,9 @@ extension ManagedObjectContext {
                 object.partialKeys = keys
             }
             objects.append(object)
+        }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            try prefetch(keyPath, from: objects)
         }
         return objects
     }

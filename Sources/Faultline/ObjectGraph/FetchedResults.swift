@@ -6,7 +6,7 @@
 /// of them is touched), and moving to another batch lets go of the previous one's: an object
 /// nobody else holds and that has no unsaved changes leaves the context, so iterating a
 /// million objects keeps one batch in memory. Without a batch size (or when unsaved changes
-/// must be merged into the result) it holds the objects ``ManagedObjectContext/fetch(_:)``
+/// must be merged into the result) it holds the objects ``ManagedObjectContext/fetch(_:)-(FetchRequest)``
 /// returns.
 ///
 /// ```swift
@@ -80,9 +80,9 @@ extension ManagedObjectContext {
     /// Fetches the objects of a request as a ``FetchedResults`` collection: with a
     /// ``FetchRequest/fetchBatchSize``, objects are made a batch at a time and let go of when
     /// iteration moves on, as in Core Data's batched fetch; otherwise the same objects as
-    /// ``fetch(_:)``.
+    /// ``fetch(_:)-(FetchRequest)``.
     ///
-    /// - Throws: as ``fetch(_:)``.
+    /// - Throws: as ``fetch(_:)-(FetchRequest)``.
     public func fetchResults(_ request: FetchRequest) throws -> FetchedResults {
         checkAccess()
         if request.fetchBatchSize <= 0 || parent != nil || (request.includesPendingChanges && !touched.isEmpty) {

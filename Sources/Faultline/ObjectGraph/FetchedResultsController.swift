@@ -76,7 +76,7 @@ public final class FetchedResultsController {
     /// Fetches the results (with the context's pending changes) and builds the sections; from
     /// now on the controller follows the context. ``onChange`` is not called.
     ///
-    /// - Throws: as ``ManagedObjectContext/fetch(_:)``.
+    /// - Throws: as ``ManagedObjectContext/fetch(_:)-(FetchRequest)``.
     public func performFetch() throws {
         let objects = try context.fetch(fetchRequest)
         fetchedObjects = objects

@@ -58,6 +58,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "<\(uriRepresentation)>" }
 }
 
+/// Object IDs encode and decode (as SwiftData's `PersistentIdentifier` does), so a `#Predicate`
+/// can capture one: `#Predicate<Ingredient> { $0.recipe?.objectID == recipeID }`. A temporary
+/// ID decodes to the same ID only in the process that made it.
+extension ManagedObjectID: Codable {}
+
 /// The source of temporary IDs: one UUID per process and a counter.
 private enum TemporaryIDs {
     static let prefix = UUID().uuidString

@@ -70,7 +70,7 @@ extension ManagedObjectSubclass {
     /// Fetches the objects of the class's entity (and sub-entities) that a request finds, as
     /// instances of the class.
     ///
-    /// - Throws: as ``ManagedObjectContext/fetch(_:)``, and ``FetchRequestError`` when the
+    /// - Throws: as ``ManagedObjectContext/fetch(_:)-(FetchRequest)``, and ``FetchRequestError`` when the
     ///   request is for another entity.
     public static func fetch(_ request: FetchRequest, in context: ManagedObjectContext) throws -> [Self] {
         guard request.entityName == entityName else {
