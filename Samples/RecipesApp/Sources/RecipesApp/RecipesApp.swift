@@ -44,15 +44,11 @@ struct RecipesApp {
         let context = try open()
 
         // Fetch: recipes whose name starts with G, by name, as `Recipe` instances.
-        // ─── #Predicate goes here (issue 18, item 4) ───────────────────────────────────────
-        // When FetchDescriptor lands, this request becomes
-        //   let recipes = try context.fetch(FetchDescriptor<Recipe>(
-        //       predicate: #Predicate { $0.name.starts(with: "G") }, sortBy: [SortDescriptor(\.name)]))
-        // ───────────────────────────────────────────────────────────────────────────────────
-        var request = Recipe.fetchRequest()
-        request.predicate = try FLPredicate(format: "name BEGINSWITH %@", "G")
-        request.sortDescriptors = [FLSortDescriptor(key: "name")]
-        let recipes = try Recipe.fetch(request, in: context)
+        // `#Predicate` is translated into the predicate the format string `name BEGINSWITH %@`
+        // gives, so the fetch runs the same SQL.
+        let prefix = "G"
+        let recipes = try context.fetch(FetchDescriptor<Recipe>(
+            predicate: #Predicate { $0.name.starts(with: prefix) }, sortBy: [SortDescriptor(\.name)]))
         print("fetched \(recipes.count) recipes starting with G:")
         for recipe in recipes {
             let ingredients = recipe.ingredients.sorted { ($0.displayOrder ?? 0) < ($1.displayOrder ?? 0) }.map(\.name)
@@ -92,10 +88,9 @@ struct RecipesApp {
 
         // Read back in a new coordinator: the values came from the store.
         let reopened = try open()
-        var again = Recipe.fetchRequest()
-        again.predicate = try FLPredicate(format: "name IN %@", ["Guacamole", "Gazpacho"])
-        again.sortDescriptors = [FLSortDescriptor(key: "name")]
-        for recipe in try Recipe.fetch(again, in: reopened) {
+        let names = ["Guacamole", "Gazpacho"]
+        let again = FetchDescriptor<Recipe>(predicate: #Predicate { names.contains($0.name) }, sortBy: [SortDescriptor(\.name)])
+        for recipe in try reopened.fetch(again) {
             let ingredients = recipe.ingredients.map(\.name).sorted()
             let list = ingredients.isEmpty ? "none" : ingredients.joined(separator: ", ")
             print("saved: \(recipe.name), \(recipe.prepTime ?? "?"), \(recipe.type?.name ?? "no type"), ingredients: \(list)")
