@@ -1,6 +1,12 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // Faultline: Core Data's object graph on SQLite, for Linux, with a shell that shows the SQL.
 import PackageDescription
+
+/// Child processes, for the tests only: no library or executable product depends on these.
+let childProcesses: [Target.Dependency] = [
+    .product(name: "Subprocess", package: "swift-subprocess"),
+    .product(name: "SystemPackage", package: "swift-system"),
+]
 
 let package = Package(
     name: "Faultline",
@@ -14,6 +20,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Child processes in the tests (`childProcesses` above).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // C system libraries: a module map and a shim header each, nothing else.
@@ -58,7 +67,7 @@ let package = Package(
         // Tests mirror the modules, plus a support target.
         .target(
             name: "FaultlineTestSupport",
-            dependencies: ["Faultline", "FaultlineSQL"],
+            dependencies: ["Faultline", "FaultlineSQL"] + childProcesses,
             path: "Tests/FaultlineTestSupport"
         ),
         // A SQLite VFS that fails chosen I/O calls: for tests only, in no product.
@@ -80,7 +89,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultlineShellTests",
-            dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"]
+            dependencies: ["FaultlineShell", "FaultlineTestSupport", "faultline"] + childProcesses
         ),
 
         // Crash consistency and concurrent writers: a child program the tests start, SIGKILL

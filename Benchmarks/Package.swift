@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // Faultline's benchmarks: each workload run side by side with the SQLite C API and GRDB,
 // variants interleaved in one process. Run from the repository root:
 //
@@ -11,6 +11,9 @@ let package = Package(
     dependencies: [
         .package(name: "Faultline", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // The shell-start and memory workloads' child processes (Spawn.swift).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // The SQLite C API for the raw variants: a module map and a shim header, as in the main package.
@@ -21,6 +24,8 @@ let package = Package(
                 "CBenchSQLite",
                 .product(name: "Faultline", package: "Faultline"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

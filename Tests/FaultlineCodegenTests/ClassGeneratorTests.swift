@@ -174,15 +174,15 @@ import Testing
 
     // MARK: The commands
 
-    @Test func faultlineGenerateWritesChangedFilesAndRemovesStaleOnes() throws {
+    @Test func faultlineGenerateWritesChangedFilesAndRemovesStaleOnes() async throws {
         let folder = try TestSupport.temporaryDirectory("faultline-generate")
-        let first = try TestSupport.faultline(["generate", "Samples/Recipes/Recipes.xcdatamodeld", "--output", folder.path])
+        let first = try await TestSupport.faultline(["generate", "Samples/Recipes/Recipes.xcdatamodeld", "--output", folder.path])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == "4 files for 3 entities in \(folder.path): 4 written\n")
         // Generated files of entities since removed go; other files stay.
         try (GeneratedFile.headerPrefix + "Old.xcdatamodeld.\n").write(to: folder.appendingPathComponent("Old+Faultline.swift"), atomically: true, encoding: .utf8)
         try "// mine\n".write(to: folder.appendingPathComponent("Mine+Faultline.swift"), atomically: true, encoding: .utf8)
-        let second = try TestSupport.faultline(["generate", "Samples/Recipes/Recipes.xcdatamodeld", "-o", folder.path])
+        let second = try await TestSupport.faultline(["generate", "Samples/Recipes/Recipes.xcdatamodeld", "-o", folder.path])
         #expect(second.stdout == "4 files for 3 entities in \(folder.path): 0 written, 4 unchanged, 1 removed (Old+Faultline.swift)\n")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(names == ["Ingredient+Faultline.swift", "Mine+Faultline.swift", "Recipe+Faultline.swift", "RecipeType+Faultline.swift", "RecipesModel+Faultline.swift"])
@@ -190,7 +190,7 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("Recipe+Faultline.swift")) == Data(contentsOf: golden))
     }
 
-    @Test func faultlineGenerateSaysWhyItCannot() throws {
+    @Test func faultlineGenerateSaysWhyItCannot() async throws {
         let folder = try TestSupport.temporaryDirectory("faultline-generate")
         let modelFolder = folder.appendingPathComponent("Clash.xcdatamodel")
         try FileManager.default.createDirectory(at: modelFolder, withIntermediateDirectories: true)
@@ -201,33 +201,33 @@ import Testing
         </model>
         """.write(to: modelFolder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
         let out = folder.appendingPathComponent("out")
-        let refused = try TestSupport.faultline(["generate", modelFolder.path, "-o", out.path])
+        let refused = try await TestSupport.faultline(["generate", modelFolder.path, "-o", out.path])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("entity Document, property objectID: objectID is already a member of ManagedObject"))
         #expect(!FileManager.default.fileExists(atPath: out.path))  // nothing written
-        let renamed = try TestSupport.faultline(["generate", modelFolder.path, "-o", out.path, "--rename", "Document.objectID=documentNumber"])
+        let renamed = try await TestSupport.faultline(["generate", modelFolder.path, "-o", out.path, "--rename", "Document.objectID=documentNumber"])
         #expect(renamed.status == 0, "\(renamed.stderr)")
         #expect(try String(contentsOf: out.appendingPathComponent("Document+Faultline.swift"), encoding: .utf8).contains("public var documentNumber: Int32 {"))
-        let badRename = try TestSupport.faultline(["generate", modelFolder.path, "--rename", "version"])
+        let badRename = try await TestSupport.faultline(["generate", modelFolder.path, "--rename", "version"])
         #expect(badRename.status != 0 && badRename.stderr.contains("--rename version: write ENTITY.PROPERTY=NAME"))
-        let missing = try TestSupport.faultline(["generate", "/nonexistent/Nothing.xcdatamodeld"])
+        let missing = try await TestSupport.faultline(["generate", "/nonexistent/Nothing.xcdatamodeld"])
         #expect(missing.status == 1 && missing.stderr.contains("/nonexistent/Nothing.xcdatamodeld"))
     }
 
-    @Test func thePluginToolWritesOneFilePerModel() throws {
+    @Test func thePluginToolWritesOneFilePerModel() async throws {
         let tool = TestSupport.productsDirectory.appendingPathComponent("faultline-generate")
         let folder = try TestSupport.temporaryDirectory("faultline-generate")
         let model = GeneratedCode.sampleModel("Triage")
-        let result = try TestSupport.run(tool, [model.path, "--output", folder.path, "--single-file", "Triage+Faultline.swift"])
+        let result = try await TestSupport.run(tool, [model.path, "--output", folder.path, "--single-file", "Triage+Faultline.swift"])
         #expect(result.status == 0, "\(result.stderr)")
         let generator = try ClassGenerator(model: try ManagedObjectModel(contentsOf: model), sourceName: model.lastPathComponent)
         let expected = try generator.singleFile(named: "Triage+Faultline.swift").contents
         #expect(try String(contentsOf: folder.appendingPathComponent("Triage+Faultline.swift"), encoding: .utf8) == expected)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["Triage+Faultline.swift"])
         // Errors name the model, in the form build logs show as the file's error.
-        let missing = try TestSupport.run(tool, ["/nonexistent/X.xcdatamodeld", "--output", folder.path])
+        let missing = try await TestSupport.run(tool, ["/nonexistent/X.xcdatamodeld", "--output", folder.path])
         #expect(missing.status == 1 && missing.stderr.hasPrefix("/nonexistent/X.xcdatamodeld: error: "))
-        let usage = try TestSupport.run(tool, [model.path])
+        let usage = try await TestSupport.run(tool, [model.path])
         #expect(usage.status == 1 && usage.stderr.contains("usage: faultline-generate MODEL --output DIR"))
     }
 }

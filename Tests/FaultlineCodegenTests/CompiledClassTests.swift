@@ -23,17 +23,17 @@ struct CompiledClassTests {
     }
 
     @Test(arguments: ["Recipes", "Inventory", "Books", "Triage"])
-    func sampleClassesRoundTripTheSampleStore(_ sample: String) throws {
+    func sampleClassesRoundTripTheSampleStore(_ sample: String) async throws {
         let folder = TestSupport.packageRoot.appendingPathComponent("Samples/\(sample)")
         let store = try GeneratedCode.copy(store: folder.appendingPathComponent("\(sample).sqlite"))
         let modelURL = GeneratedCode.sampleModel(sample)
         let model = try ManagedObjectModel(contentsOf: modelURL)
-        let result = try GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
+        let result = try await GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
         Self.expectClean(result, entities: model.entities.count, sample)
     }
 
     /// Every attribute type and optionality rule on a store written here, through KVC.
-    @Test func allTypesRoundTripAStoreOfEveryType() throws {
+    @Test func allTypesRoundTripAStoreOfEveryType() async throws {
         let modelURL = GeneratedCode.modelRoot.appendingPathComponent("AllTypes.xcdatamodel")
         let model = try ManagedObjectModel(contentsOf: modelURL)
         let store = try TestSupport.temporaryDirectory("faultline-codegen-store").appendingPathComponent("AllTypes.sqlite")
@@ -77,7 +77,7 @@ struct CompiledClassTests {
             _ = try context.insertObject(entityName: "Marker")
             try context.save()
         }
-        let result = try GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
+        let result = try await GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
         #expect(result.problems == 0, "\(result)")
         #expect(result.classes == 7 && result.objects == 9, "\(result)")
         #expect(result.defaulted >= 2, "\(result)")  // int16Scalar and version of the second sample
@@ -86,7 +86,7 @@ struct CompiledClassTests {
 
     /// Lifecycle methods go in a subclass of a generated class, registered in its place:
     /// objects of the entity are then instances of the subclass everywhere.
-    @Test func aSubclassOfAGeneratedClassAddsLifecycleMethods() throws {
+    @Test func aSubclassOfAGeneratedClassAddsLifecycleMethods() async throws {
         let folder = try TestSupport.temporaryDirectory("faultline-codegen")
         let modelURL = GeneratedCode.sampleModel("Recipes")
         let files = try GeneratedCode.files(for: modelURL)
@@ -116,39 +116,39 @@ struct CompiledClassTests {
         try main.write(to: folder.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
         let executable = folder.appendingPathComponent("subclass")
         let sources = files.map { folder.appendingPathComponent($0.name) } + [folder.appendingPathComponent("main.swift")]
-        let compiled = try GeneratedCode.compile(sources, module: "Subclass", executable: executable)
+        let compiled = try await GeneratedCode.compile(sources, module: "Subclass", executable: executable)
         try #require(compiled.status == 0, "\(compiled.output)")
         let store = try GeneratedCode.copy(store: TestSupport.packageRoot.appendingPathComponent("Samples/Recipes/Recipes.sqlite"))
-        let run = try TestSupport.run(executable, [store.path, modelURL.path])
+        let run = try await TestSupport.run(executable, [store.path, modelURL.path])
         #expect(run.stdout == "Untitled unknown true true prepTime\n", "\(run.stderr)")
     }
 
     /// A held-out model: an Xcode 5 model and its store, from the corpus.
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func heldOutXcodeModelRoundTripsItsStore() throws {
+    func heldOutXcodeModelRoundTripsItsStore() async throws {
         let corpus = try Corpus.required()
         let store = try Corpus.copyStore("tavant-ios7/Model.sqlite", from: corpus)
         let modelURL = corpus.appendingPathComponent("stores/tavant-ios7/Model.xcdatamodeld")
         let model = try ManagedObjectModel(contentsOf: modelURL)
-        let result = try GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
+        let result = try await GeneratedCode.roundTrip(model: modelURL, store: store, generatedFrom: model, sourceName: modelURL.lastPathComponent)
         Self.expectClean(result, entities: 2, "tavant-ios7")
     }
 
     /// A held-out model: Apple Photos' own, as its store caches it (compiled: no scalar
     /// flags); its two `version` attributes need no rename (the row version is `rowVersion`).
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func heldOutPhotosModelRoundTripsItsStore() throws {
+    func heldOutPhotosModelRoundTripsItsStore() async throws {
         let corpus = try Corpus.required()
         let store = try Corpus.copyStore("photos-10.15.1/Photos.sqlite", from: corpus)
         let model = try #require(try SQLiteStore.cachedModel(at: store))
-        let result = try GeneratedCode.roundTrip(model: nil, store: store, generatedFrom: model, sourceName: "Photos.sqlite", swiftNames: [:])
+        let result = try await GeneratedCode.roundTrip(model: nil, store: store, generatedFrom: model, sourceName: "Photos.sqlite", swiftNames: [:])
         Self.expectClean(result, entities: 53, "photos-10.15.1")
         #expect(result.objects > 300 && result.values > 5000, "\(result)")
     }
 
     /// The other corpus models' classes compile (type-checked, warnings as errors).
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func everyOtherCorpusModelCompiles() throws {
+    func everyOtherCorpusModelCompiles() async throws {
         let corpus = try Corpus.required()
         var models: [(name: String, model: ManagedObjectModel, renames: [String: String])] = []
         for name in ["Bookmark", "EmployeeDirectory", "MastodonCoreData", "Moody", "VersionedModel", "momcomTests"] {
@@ -166,7 +166,7 @@ struct CompiledClassTests {
             let folder = try TestSupport.temporaryDirectory("faultline-codegen")
             let files = try ClassGenerator(model: model, sourceName: name, swiftNames: renames).files()
             try GeneratedFile.write(files, to: folder)
-            let compiled = try GeneratedCode.compile(files.map { folder.appendingPathComponent($0.name) }, module: "Generated", executable: nil)
+            let compiled = try await GeneratedCode.compile(files.map { folder.appendingPathComponent($0.name) }, module: "Generated", executable: nil)
             #expect(compiled.status == 0, "\(name):\n\(compiled.output)")
         }
     }

@@ -81,7 +81,7 @@ enum GeneratedCode {
 
     /// Compiles Swift files in Swift 6 mode with warnings as errors, as one module: into an
     /// executable linked with the library, or (`typecheckOnly`) only type-checked.
-    static func compile(_ sources: [URL], module: String, executable: URL?) throws -> Compilation {
+    static func compile(_ sources: [URL], module: String, executable: URL?) async throws -> Compilation {
         guard let swiftc else { throw CompilerMissing() }
         let products = TestSupport.productsDirectory
         let cModules = ["CFaultlineSQLite", "CFaultlineZlib"].flatMap {
@@ -96,7 +96,7 @@ enum GeneratedCode {
             arguments.append("-typecheck")
         }
         let start = Date()
-        let result = try TestSupport.run(swiftc, arguments)
+        let result = try await TestSupport.run(swiftc, arguments)
         return Compilation(status: result.status, output: result.stdout + result.stderr, seconds: Date().timeIntervalSince(start))
     }
 
@@ -130,7 +130,7 @@ enum GeneratedCode {
     /// on a store (`model` nil: the model the store caches).
     static func roundTrip(
         model: URL?, store: URL, generatedFrom source: ManagedObjectModel, sourceName: String, swiftNames: [String: String] = [:]
-    ) throws -> RoundTrip {
+    ) async throws -> RoundTrip {
         let folder = try TestSupport.temporaryDirectory("faultline-codegen")
         let generator = try ClassGenerator(model: source, sourceName: sourceName, swiftNames: swiftNames)
         let files = try generator.files()
@@ -151,11 +151,11 @@ enum GeneratedCode {
             files.map { folder.appendingPathComponent($0.name) }
             + ["GeneratedClasses.swift", "main.swift"].map { folder.appendingPathComponent($0) }
         let executable = folder.appendingPathComponent("roundtrip")
-        let compiled = try compile(sources, module: "RoundTrip", executable: executable)
+        let compiled = try await compile(sources, module: "RoundTrip", executable: executable)
         guard compiled.status == 0 else {
             return RoundTrip(problems: 1, output: "swiftc failed:\n" + compiled.output, compileSeconds: compiled.seconds)
         }
-        let run = try TestSupport.run(executable, [store.path, model?.path ?? "-"])
+        let run = try await TestSupport.run(executable, [store.path, model?.path ?? "-"])
         var result = RoundTrip(output: run.stdout + run.stderr, compileSeconds: compiled.seconds)
         let summary = run.stdout.split(separator: "\n").last { $0.hasPrefix("classes ") }.map { $0.split(separator: " ").map(String.init) } ?? []
         func count(_ key: String) -> Int { summary.firstIndex(of: key).flatMap { $0 + 1 < summary.count ? Int(summary[$0 + 1]) : nil } ?? -1 }

@@ -40,12 +40,12 @@ import Testing
     }
 
     @Test(.enabled(if: enabled, skipMessage), .timeLimit(.minutes(20)))
-    func recipesAppBuildsWithThePluginAndRuns() throws {
+    func recipesAppBuildsWithThePluginAndRuns() async throws {
         let swift = try #require(
             (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swift") }
                 .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "swift is not on the PATH")
         let start = Date()
-        let build = try TestSupport.run(swift, ["build", "--package-path", Self.package.path, "--build-path", Self.buildPath.path])
+        let build = try await TestSupport.run(swift, ["build", "--package-path", Self.package.path, "--build-path", Self.buildPath.path])
         let seconds = Date().timeIntervalSince(start)
         #expect(build.status == 0, "swift build of Samples/RecipesApp failed:\n\(build.stdout)\n\(build.stderr)")
         try #require(build.status == 0)
@@ -55,7 +55,7 @@ import Testing
         #expect(warnings.isEmpty, "the sample built with warnings:\n\(warnings.joined(separator: "\n"))")
         print("SampleAppTests: swift build of Samples/RecipesApp took \(String(format: "%.0f", seconds)) s")
 
-        let run = try TestSupport.run(Self.buildPath.appendingPathComponent("debug/RecipesApp"), [])
+        let run = try await TestSupport.run(Self.buildPath.appendingPathComponent("debug/RecipesApp"), [])
         #expect(run.status == 0, "RecipesApp failed:\n\(run.stdout)\n\(run.stderr)")
         let expected = """
             fetched 2 recipes starting with G:

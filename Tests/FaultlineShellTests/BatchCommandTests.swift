@@ -7,12 +7,12 @@ import Testing
 /// reported, a read-only session refused, the import's errors naming row and column, the
 /// store read back afterwards.
 @Suite struct BatchCommandTests {
-    @Test func batchCommandsLogTheirSQLAndReportCounts() throws {
+    @Test func batchCommandsLogTheirSQLAndReportCounts() async throws {
         let store = try ShellHarness.writableCopy(of: "Recipes")
         let folder = store.deletingLastPathComponent()
         try "name,prepTime,overview\n\"Soup, hot\",20 min,Warm\nToast,5 min,\n".write(to: folder.appendingPathComponent("rows.csv"), atomically: true, encoding: .utf8)
         try #"[{"name": "Pie", "prepTime": "1 h"}, {"name": "Jam", "size": 3}]"#.write(to: folder.appendingPathComponent("rows.json"), atomically: true, encoding: .utf8)
-        let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "1", "--keep-going"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "1", "--keep-going"], stdin: """
             update all Recipe set overview = "Dip" where type.name == "Appetizer"
             delete all RecipeType where name == "Appetizer"
             insert all Recipe from \(folder.path)/rows.csv
@@ -50,9 +50,9 @@ import Testing
         #expect(try raw.scalar("SELECT COUNT(*) FROM ZRECIPE WHERE ZNAME = 'Pie'") == 0)
     }
 
-    @Test func aReadOnlySessionRefusesBatchCommands() throws {
+    @Test func aReadOnlySessionRefusesBatchCommands() async throws {
         let store = try ShellHarness.writableCopy(of: "Recipes")
-        let result = try TestSupport.faultline([store.path, "--sql-debug", "0", "--keep-going"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--sql-debug", "0", "--keep-going"], stdin: """
             delete all Recipe
             update all Recipe set overview = nil
             insert all Recipe from rows.csv

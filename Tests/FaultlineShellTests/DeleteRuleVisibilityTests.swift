@@ -4,9 +4,9 @@ import Testing
 
 /// `changes` and the save summary say what delete rules reach, with the rule and relationship.
 @Suite struct DeleteRuleVisibilityTests {
-    @Test func deletingARecipeShowsItsCascadedIngredientsAndTheNullifiedType() throws {
+    @Test func deletingARecipeShowsItsCascadedIngredientsAndTheNullifiedType() async throws {
         let store = try ShellHarness.writableCopy(of: "Recipes")
-        let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0"], stdin: """
             fetch Recipe where name == "Guacamole"
             delete $1
             changes

@@ -11,8 +11,8 @@ import Testing
     static let recipes = TestSupport.packageRoot.appendingPathComponent("Samples/Recipes/Recipes.sqlite").path
     static let inventory = TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path
 
-    @Test func groupedValuesPrintAsATableWithTheirSQL() throws {
-        let result = try TestSupport.faultline([Self.recipes], stdin: """
+    @Test func groupedValuesPrintAsATableWithTheirSQL() async throws {
+        let result = try await TestSupport.faultline([Self.recipes], stdin: """
             fetch Recipe values type.name as type, count(name), average(prepTime) group by type.name sort by type.name limit 3
             """)
         #expect(result.stdout == """
@@ -35,9 +35,9 @@ import Testing
             """)
     }
 
-    @Test func havingNamesAValueByItsNameOrAsWritten() throws {
+    @Test func havingNamesAValueByItsNameOrAsWritten() async throws {
         for having in ["n > 1", "$n > 1"] {
-            let result = try TestSupport.faultline([Self.recipes], stdin: """
+            let result = try await TestSupport.faultline([Self.recipes], stdin: """
                 .mode json
                 fetch Recipe values type.name as type, count(*) as n group by type having \(having) sort by type
                 """)
@@ -49,17 +49,17 @@ import Testing
                 """, "\(result.stderr)")
             #expect(result.stderr.contains("CoreData: sql: SELECT t1.ZNAME, COUNT( t0.Z_PK) AS __var0 FROM ZRECIPE t0 LEFT OUTER JOIN ZRECIPETYPE t1 ON t0.ZTYPE = t1.Z_PK GROUP BY  t1.ZNAME HAVING __var0 > ? ORDER BY t1.ZNAME\n"))
         }
-        let written = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
+        let written = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
             .mode csv
             fetch Inventory values count, count(count) group by count having count(count) > 1
             """)
         #expect(written.stdout.replacingOccurrences(of: "\r\n", with: "\n") == "count,count_count\n1,3\n", "\(written.stderr)")
     }
 
-    @Test func idsAreHandlesWithoutValues() throws {
-        let uuid = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [Self.recipes, "SELECT Z_UUID FROM Z_METADATA"]).stdout
+    @Test func idsAreHandlesWithoutValues() async throws {
+        let uuid = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [Self.recipes, "SELECT Z_UUID FROM Z_METADATA"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let result = try TestSupport.faultline([Self.recipes], stdin: """
+        let result = try await TestSupport.faultline([Self.recipes], stdin: """
             fetch Recipe ids where type.name == "Dessert" sort by name limit 2
             $2.name
             """)
@@ -77,8 +77,8 @@ import Testing
         #expect(result.stderr.hasPrefix("CoreData: sql: SELECT 0, t0.Z_PK FROM ZRECIPE t0 JOIN ZRECIPETYPE t1 ON t0.ZTYPE = t1.Z_PK WHERE  t1.ZNAME = ? ORDER BY t0.ZNAME  LIMIT 2\n"))
     }
 
-    @Test func propertiesFetchPartialObjects() throws {
-        let result = try TestSupport.faultline([Self.recipes], stdin: """
+    @Test func propertiesFetchPartialObjects() async throws {
+        let result = try await TestSupport.faultline([Self.recipes], stdin: """
             fetch Recipe properties name limit 2
             $1.prepTime
             """)
@@ -100,9 +100,9 @@ import Testing
         ])
     }
 
-    @Test func valuesAreValuesInEveryMode() throws {
+    @Test func valuesAreValuesInEveryMode() async throws {
         for mode in ["table", "box", "line", "csv", "json", "markdown", "list", "tabs", "quote", "insert", "html"] {
-            let result = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
+            let result = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
                 .mode \(mode)
                 fetch Inventory values asset, asset.label as label, date, min(date) as first, sum(count) as total group by asset, asset.label, date
                 fetch Inventory values max(date), average(count), count(*)
@@ -114,15 +114,15 @@ import Testing
                 #expect(!result.stdout.contains(bad), "\(mode): \(result.stdout)")
             }
         }
-        let json = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
+        let json = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
             .mode json
             fetch Inventory values max(date), average(count), count(*), sum(count)
             """)
         #expect(json.stdout == "[{\"max\":\"2026-11-16T18:45:30.500Z\",\"average\":7.125,\"count\":8,\"sum\":57}]\n", "\(json.stderr)")
     }
 
-    @Test func explainShowsTheDictionarySQLAndPlan() throws {
-        let result = try TestSupport.faultline([Self.recipes, "--sql-debug", "0"], stdin: """
+    @Test func explainShowsTheDictionarySQLAndPlan() async throws {
+        let result = try await TestSupport.faultline([Self.recipes, "--sql-debug", "0"], stdin: """
             explain fetch Recipe values type.name as type, count(*) as n group by type having n > 1
             explain fetch Recipe ids limit 2
             """)
@@ -140,7 +140,7 @@ import Testing
         #expect(shell.completions(for: "fetch Recipe values type.na") == ["type.name"])
     }
 
-    @Test func mistakesAreExplained() throws {
+    @Test func mistakesAreExplained() async throws {
         // The shell stops at the first error of piped input: one run per mistake.
         let mistakes = [
             ("fetch Recipe values name, count(name) group by type.name",
@@ -153,7 +153,7 @@ import Testing
             ("fetch Recipe values nope", "keypath nope not found in entity Recipe"),
         ]
         for (line, message) in mistakes {
-            let result = try TestSupport.faultline([Self.recipes, "--sql-debug", "0"], stdin: line + "\n")
+            let result = try await TestSupport.faultline([Self.recipes, "--sql-debug", "0"], stdin: line + "\n")
             #expect(result.stderr.contains(message), "\(line): \(result.stderr)")
             #expect(!result.stderr.contains("Fatal"))
         }

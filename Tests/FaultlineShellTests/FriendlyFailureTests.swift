@@ -20,9 +20,9 @@ import Testing
         return (folder.appendingPathComponent("Tags.sqlite"), model)
     }
 
-    @Test func aUniquenessViolationReadsAsAConstraintConflict() throws {
+    @Test func aUniquenessViolationReadsAsAConstraintConflict() async throws {
         let (store, model) = try Self.taggedStore()
-        let result = try TestSupport.faultline([store.path, "--model", model.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--model", model.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
             insert Tag name = "red"
             save
             insert Tag name = "red"
@@ -30,13 +30,13 @@ import Testing
             rollback
             """)
         let lines = result.stderr.split(separator: "\n").map(String.init)
-        let uuid = try Self.uuid(store)
+        let uuid = try await Self.uuid(store)
         #expect(lines.contains { $0.hasPrefix("Error: line 4: constraint conflict (uniqueness constraint of Tag on name): x-coredata:///Tag/t") && $0.hasSuffix(" has name = red, as x-coredata://\(uuid)/Tag/p1 already has; nothing was written") }, "\(result.stderr)")
         #expect(!result.stderr.contains("2067"))
     }
 
-    @Test func mergePolicyShowsAndSetsTheContextsPolicy() throws {
-        let result = try TestSupport.faultline([TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path, "--sql-debug", "0"], stdin: """
+    @Test func mergePolicyShowsAndSetsTheContextsPolicy() async throws {
+        let result = try await TestSupport.faultline([TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path, "--sql-debug", "0"], stdin: """
             .merge-policy
             .merge-policy objectTrump
             .merge-policy
@@ -46,7 +46,7 @@ import Testing
         #expect(result.stderr == "Error: line 4: .merge-policy needs one of error, rollback, overwrite, objectTrump, storeTrump, found \"sideways\"\n")
     }
 
-    static func uuid(_ store: URL) throws -> String {
-        try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "SELECT Z_UUID FROM Z_METADATA"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    static func uuid(_ store: URL) async throws -> String {
+        try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "SELECT Z_UUID FROM Z_METADATA"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

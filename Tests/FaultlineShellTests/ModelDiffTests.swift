@@ -11,11 +11,11 @@ import Testing
     }
 
     /// A new store made with one version of a corpus bundle, in a temporary folder.
-    static func store(madeBy version: String, of bundle: String) throws -> URL {
+    static func store(madeBy version: String, of bundle: String) async throws -> URL {
         let folder = try TestSupport.temporaryDirectory("model-diff")
         let store = folder.appendingPathComponent("made.sqlite")
         let model = try Self.bundle(bundle).appendingPathComponent("\(version).xcdatamodel").path
-        let made = try TestSupport.faultline([store.path, "--model", model, "--write", "--sql-debug", "0", "-c", ".tables"])
+        let made = try await TestSupport.faultline([store.path, "--model", model, "--write", "--sql-debug", "0", "-c", ".tables"])
         #expect(made.status == 0, "\(made.stderr)")
         return store
     }
@@ -47,28 +47,28 @@ import Testing
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func diffCommandTakesVersionsBySuffixOrOption() throws {
+    func diffCommandTakesVersionsBySuffixOrOption() async throws {
         let bundle = try Self.bundle("VersionedModel.xcdatamodeld").path
-        let bySuffix = try TestSupport.faultline(["diff", "\(bundle)@VersionedModel", "\(bundle)@VersionedModel 2"])
+        let bySuffix = try await TestSupport.faultline(["diff", "\(bundle)@VersionedModel", "\(bundle)@VersionedModel 2"])
         #expect(bySuffix.status == 0, "\(bySuffix.stderr)")
         #expect(bySuffix.stdout.hasPrefix("Changes from \(bundle)@VersionedModel to \(bundle)@VersionedModel 2\nentities: 1 changed, 1 unchanged\nCore Data can infer the mapping (lightweight migration).\n"))
         #expect(bySuffix.stdout.contains("\n  attribute authorName: added\n"))
-        let byOption = try TestSupport.faultline(["diff", bundle, bundle, "--old-version", "VersionedModel", "--new-version", "VersionedModel 2"])
+        let byOption = try await TestSupport.faultline(["diff", bundle, bundle, "--old-version", "VersionedModel", "--new-version", "VersionedModel 2"])
         #expect(byOption.stdout == bySuffix.stdout)
         // Without a version, a bundle is its current version.
-        let current = try TestSupport.faultline(["diff", "\(bundle)@VersionedModel 4", bundle])
+        let current = try await TestSupport.faultline(["diff", "\(bundle)@VersionedModel 4", bundle])
         #expect(current.status == 0 && current.stdout.contains("Every entity's version hash is equal"))
         #expect(current.stdout.hasPrefix("Changes from \(bundle)@VersionedModel 4 to \(bundle)@VersionedModel 4\n"))
         // An unknown version is an error naming the versions.
-        let unknown = try TestSupport.faultline(["diff", "\(bundle)@Nope", bundle])
+        let unknown = try await TestSupport.faultline(["diff", "\(bundle)@Nope", bundle])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no version named \"Nope\""))
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func diffAsJSON() throws {
+    func diffAsJSON() async throws {
         let bundle = try Self.bundle("Bookmark.xcdatamodeld").path
-        let result = try TestSupport.faultline(["diff", "\(bundle)@Bookmark", "\(bundle)@Bookmark 2", "--json"])
+        let result = try await TestSupport.faultline(["diff", "\(bundle)@Bookmark", "\(bundle)@Bookmark 2", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(root["inferable"] as? Bool == false && root["requiresMigration"] as? Bool == true)
@@ -84,31 +84,31 @@ import Testing
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func matchSaysWhichVersionMadeAStore() throws {
-        let store = try Self.store(madeBy: "CoreData 3", of: "MastodonCoreData.xcdatamodeld")
+    func matchSaysWhichVersionMadeAStore() async throws {
+        let store = try await Self.store(madeBy: "CoreData 3", of: "MastodonCoreData.xcdatamodeld")
         let bundle = try Self.bundle("MastodonCoreData.xcdatamodeld").path
-        let found = try TestSupport.faultline(["model", bundle, "--match", store.path])
+        let found = try await TestSupport.faultline(["model", bundle, "--match", store.path])
         #expect(found.status == 0, "\(found.stderr)")
         #expect(found.stdout == "store made by version `CoreData 3` (3 of 9)\n")
         // No version of another model made it: the nearest, and exit status 1.
         let other = try Self.bundle("Bookmark.xcdatamodeld").path
-        let none = try TestSupport.faultline(["model", other, "--match", store.path])
+        let none = try await TestSupport.faultline(["model", other, "--match", store.path])
         #expect(none.status == 1)
         #expect(none.stdout.hasPrefix("no version of \(other) made the store; nearest: version `Bookmark 3` (3 of 3, the current version), 18 of 18 entities differ:\n"))
         #expect(none.stdout.contains("\n  BookmarkManagedObject (only in the model) store —, model d3d0b04d"))
         // A store compared with its own cached model: no differences.
-        let same = try TestSupport.faultline(["diff", store.path, "\(bundle)@CoreData 3"])
+        let same = try await TestSupport.faultline(["diff", store.path, "\(bundle)@CoreData 3"])
         #expect(same.status == 0 && same.stdout.contains("Every entity's version hash is equal"))
     }
 
     @Test(.enabled(if: Corpus.shouldRun, Corpus.skipMessage))
-    func openingWithTheBundleUsesTheVersionThatMadeTheStore() throws {
-        let store = try Self.store(madeBy: "CoreData 3", of: "MastodonCoreData.xcdatamodeld")
+    func openingWithTheBundleUsesTheVersionThatMadeTheStore() async throws {
+        let store = try await Self.store(madeBy: "CoreData 3", of: "MastodonCoreData.xcdatamodeld")
         let bundle = try Self.bundle("MastodonCoreData.xcdatamodeld").path
         // No cached model either: the version is found by its hashes alone.
-        _ = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "UPDATE Z_MODELCACHE SET Z_CONTENT = NULL"])
+        _ = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "UPDATE Z_MODELCACHE SET Z_CONTENT = NULL"])
         let before = try TestSupport.snapshot(of: store.deletingLastPathComponent())
-        let result = try TestSupport.faultline([store.path, "--model", bundle, "--sql-debug", "0", "-c", "count Feed"])
+        let result = try await TestSupport.faultline([store.path, "--model", bundle, "--sql-debug", "0", "-c", "count Feed"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "0\n")
         #expect(result.stderr == "faultline: warning: \(store.path): store made by version `CoreData 3` (3 of 9) of \(bundle), not the current version `CoreData 9`; using that version. 'faultline diff \(bundle)@\"CoreData 3\" \(bundle)' shows what changed. "
@@ -116,12 +116,12 @@ import Testing
         #expect(try TestSupport.snapshot(of: store.deletingLastPathComponent()) == before)
     }
 
-    @Test func diffOfAModelFileWithItself() throws {
+    @Test func diffOfAModelFileWithItself() async throws {
         let model = TestSupport.inventoryFolder.appendingPathComponent("Inventory.xcdatamodeld").path
-        let result = try TestSupport.faultline(["diff", model, model])
+        let result = try await TestSupport.faultline(["diff", model, model])
         #expect(result.status == 0)
         #expect(result.stdout.contains("Every entity's version hash is equal"))
-        let help = try TestSupport.faultline(["diff", "--help"])
+        let help = try await TestSupport.faultline(["diff", "--help"])
         #expect(help.stdout.contains("BUNDLE@VERSION"))
     }
 }

@@ -8,8 +8,8 @@ import Testing
     static let recipes = TestSupport.packageRoot.appendingPathComponent("Samples/Recipes/Recipes.sqlite").path
     static let store = "F00DF00D-0000-4000-8000-000000000002"
 
-    @Test func handlesAndURIsAreObjectsInPredicates() throws {
-        let result = try TestSupport.faultline([Self.recipes, "--sql-debug", "2"], stdin: """
+    @Test func handlesAndURIsAreObjectsInPredicates() async throws {
+        let result = try await TestSupport.faultline([Self.recipes, "--sql-debug", "2"], stdin: """
             fetch Recipe where name == "Guacamole"
             count Ingredient where recipe == $1
             fetch Recipe sort by name limit 3
@@ -26,11 +26,11 @@ import Testing
         #expect(result.stderr.contains("CoreData: sql: SELECT COUNT(DISTINCT t0.Z_PK) FROM ZINGREDIENT t0 WHERE  t0.ZRECIPE = ?\nCoreData: details: SQLite bind[0] = 3\n"))
     }
 
-    @Test func aURIOfAnotherStoreOrAMissingRowIsAClearError() throws {
-        let other = try TestSupport.faultline([Self.recipes, "-c", "count Ingredient where recipe == x-coredata://ABC/Recipe/p3"])
+    @Test func aURIOfAnotherStoreOrAMissingRowIsAClearError() async throws {
+        let other = try await TestSupport.faultline([Self.recipes, "-c", "count Ingredient where recipe == x-coredata://ABC/Recipe/p3"])
         #expect(other.status == 1)
         #expect(other.stderr == "Error: x-coredata://ABC/Recipe/p3 names an object of another store (ABC); this store is \(Self.store)\n")
-        let missing = try TestSupport.faultline([Self.recipes, "-c", "show x-coredata://\(Self.store)/Recipe/p999"])
+        let missing = try await TestSupport.faultline([Self.recipes, "-c", "show x-coredata://\(Self.store)/Recipe/p999"])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasSuffix("Error: x-coredata://\(Self.store)/Recipe/p999: the store has no Recipe with primary key 999\n"))
     }

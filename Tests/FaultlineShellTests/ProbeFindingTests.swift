@@ -14,62 +14,62 @@ import Testing
         return model
     }
 
-    @Test func namesThatAreNotIdentifiersAreRefusedBeforeAnySQL() throws {
+    @Test func namesThatAreNotIdentifiersAreRefusedBeforeAnySQL() async throws {
         let folder = try TestSupport.temporaryDirectory("probe")
         let pwned = folder.appendingPathComponent("pwn.db")
         let evil = try Self.model(folder, "Evil", "<entity name=\"A(x); ATTACH '\(pwned.path)' AS p; CREATE TABLE p.owned(x); CREATE TABLE B\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/></entity>")
-        let result = try TestSupport.faultline(["--model", evil.path, "-c", ".model"])
+        let result = try await TestSupport.faultline(["--model", evil.path, "-c", ".model"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("is not a name Core Data accepts"))
         #expect(!FileManager.default.fileExists(atPath: pwned.path))
         let cased = try Self.model(folder, "Cased", "<entity name=\"E\"/><entity name=\"e\"/>")
         let store = folder.appendingPathComponent("cased.sqlite")
-        let twin = try TestSupport.faultline([store.path, "--model", cased.path, "--write", "-c", "count E"])
+        let twin = try await TestSupport.faultline([store.path, "--model", cased.path, "--write", "-c", "count E"])
         #expect(twin.status == 1 && twin.stderr.contains("differ only in case"))
         #expect(!FileManager.default.fileExists(atPath: store.path), "no half-made store is left")
     }
 
-    @Test func decimalsNoDecimalCanHoldAreNeverATrap() throws {
+    @Test func decimalsNoDecimalCanHoldAreNeverATrap() async throws {
         let folder = try TestSupport.temporaryDirectory("probe")
         let model = try Self.model(folder, "T", "<entity name=\"T\"><attribute name=\"dec\" optional=\"YES\" attributeType=\"Decimal\"/></entity>")
         let store = folder.appendingPathComponent("t.sqlite")
-        let made = try TestSupport.faultline([store.path, "--model", model.path, "--write", "--sql-debug", "0", "-c", "insert T dec = 1", "-c", "save"])
+        let made = try await TestSupport.faultline([store.path, "--model", model.path, "--write", "--sql-debug", "0", "-c", "insert T dec = 1", "-c", "save"])
         #expect(made.status == 0, "\(made.stderr)")
-        _ = try TestSupport.run(Self.sqlite3, [store.path, "UPDATE ZT SET ZDEC = 9e999"])
-        let fetched = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0", "-c", "fetch T"])
+        _ = try await TestSupport.run(Self.sqlite3, [store.path, "UPDATE ZT SET ZDEC = 9e999"])
+        let fetched = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0", "-c", "fetch T"])
         #expect(fetched.status == 0 && fetched.stdout.contains("| $1 | nil |"), "\(fetched.stdout)\(fetched.stderr)")
-        let inserted = try TestSupport.faultline(["--model", model.path, "--sql-debug", "0", "-c", "insert T dec = 1e400"])
+        let inserted = try await TestSupport.faultline(["--model", model.path, "--sql-debug", "0", "-c", "insert T dec = 1e400"])
         #expect(inserted.status == 1 && inserted.stderr.contains("a number a Decimal can hold"))
-        let compared = try TestSupport.faultline(["--model", model.path, "--sql-debug", "0", "-c", "insert T dec = 1", "-c", "fetch T where dec > 1e999", "-c", "rollback"])
+        let compared = try await TestSupport.faultline(["--model", model.path, "--sql-debug", "0", "-c", "insert T dec = 1", "-c", "fetch T where dec > 1e999", "-c", "rollback"])
         #expect(compared.status == 0, "\(compared.stderr)")
     }
 
-    @Test func keyCountersOutOfRangeAreErrorsNotTraps() throws {
+    @Test func keyCountersOutOfRangeAreErrorsNotTraps() async throws {
         let store = try ShellHarness.writableCopy(of: "Inventory")
         for (value, message) in [("9223372036854775807", "no 1 more primary keys fit in 64 bits"), ("-5", "Z_PRIMARYKEY.Z_MAX of Location is -5, not a key counter")] {
-            _ = try TestSupport.run(Self.sqlite3, [store.path, "UPDATE Z_PRIMARYKEY SET Z_MAX = \(value) WHERE Z_ENT = 3"])
-            let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "-c", "insert Location label = \"a\"", "-c", "save"])
+            _ = try await TestSupport.run(Self.sqlite3, [store.path, "UPDATE Z_PRIMARYKEY SET Z_MAX = \(value) WHERE Z_ENT = 3"])
+            let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "-c", "insert Location label = \"a\"", "-c", "save"])
             #expect(result.status == 1 && result.stderr.contains(message), "\(value): \(result.stderr)")
         }
     }
 
-    @Test func integerOverflowInMemoryIsNotATrap() throws {
+    @Test func integerOverflowInMemoryIsNotATrap() async throws {
         let store = TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path
-        let result = try TestSupport.faultline([store, "--sql-debug", "0", "-c", "fetch Location limit 1", "-c", "show $1.inventories where modulus:by:(-9223372036854775807 - 1, -1) == 0"])
+        let result = try await TestSupport.faultline([store, "--sql-debug", "0", "-c", "fetch Location limit 1", "-c", "show $1.inventories where modulus:by:(-9223372036854775807 - 1, -1) == 0"])
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    @Test func textWithANulIsKeptWhole() throws {
+    @Test func textWithANulIsKeptWhole() async throws {
         let store = try ShellHarness.writableCopy(of: "Inventory")
-        let saved = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0"], stdin: "insert Asset label = \"x\u{0}y\"\nsave\n")
+        let saved = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0"], stdin: "insert Asset label = \"x\u{0}y\"\nsave\n")
         #expect(saved.status == 0, "\(saved.stderr)")
-        let hex = try TestSupport.run(Self.sqlite3, [store.path, "SELECT hex(ZLABEL) FROM ZASSET WHERE Z_PK = 6"])
+        let hex = try await TestSupport.run(Self.sqlite3, [store.path, "SELECT hex(ZLABEL) FROM ZASSET WHERE Z_PK = 6"])
         #expect(hex.stdout == "780079\n")
-        let counted = try TestSupport.faultline([store.path, "--sql-debug", "0", "-c", "count Asset where label == \"Bicycle\\u0000junk\""])
+        let counted = try await TestSupport.faultline([store.path, "--sql-debug", "0", "-c", "count Asset where label == \"Bicycle\\u0000junk\""])
         #expect(counted.stdout == "0\n", "\(counted.stderr)")
     }
 
-    @Test func aHeaderThatSaysWALOnlyInOneByteStillGetsTheReadOnlyPlan() throws {
+    @Test func aHeaderThatSaysWALOnlyInOneByteStillGetsTheReadOnlyPlan() async throws {
         let folder = try TestSupport.temporaryDirectory("probe")
         let store = folder.appendingPathComponent("x.sqlite")
         try FileManager.default.copyItem(at: TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite"), to: store)
@@ -78,13 +78,13 @@ import Testing
         try handle.write(contentsOf: Data([1]))
         try handle.close()
         let before = try TestSupport.snapshot(of: folder)
-        _ = try TestSupport.faultline([store.path, "-c", "count Asset"])
+        _ = try await TestSupport.faultline([store.path, "-c", "count Asset"])
         #expect(try TestSupport.snapshot(of: folder) == before)
     }
 
-    @Test func rawRefusesTransactionControlSoTheNextSaveWorks() throws {
+    @Test func rawRefusesTransactionControlSoTheNextSaveWorks() async throws {
         let store = try ShellHarness.writableCopy(of: "Inventory")
-        let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
             .raw BEGIN
             .raw SAVEPOINT a
             .raw PRAGMA locking_mode = EXCLUSIVE

@@ -6,16 +6,16 @@ import Testing
 @Suite struct SQLiteHabitTests {
     static let store = TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path
 
-    @Test func versionAndACommandAsAnArgument() throws {
-        let version = try TestSupport.faultline(["--version"])
+    @Test func versionAndACommandAsAnArgument() async throws {
+        let version = try await TestSupport.faultline(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("faultline "), "\(version.stdout)")
-        let positional = try TestSupport.faultline([Self.store, "--sql-debug", "0", "count Location", "count Asset"])
+        let positional = try await TestSupport.faultline([Self.store, "--sql-debug", "0", "count Location", "count Asset"])
         #expect(positional.status == 0 && positional.stdout == "3\n5\n", "\(positional.stderr)")
     }
 
-    @Test func tablesIndexesPrintShowAndPrefixes() throws {
-        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
+    @Test func tablesIndexesPrintShowAndPrefixes() async throws {
+        let result = try await TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
             .tab
             .indexes ZINVENTORY
             .print hello there
@@ -32,10 +32,10 @@ import Testing
         #expect(result.stderr == "Error: line 5: .s is ambiguous: .sql, .storm, .schema, .stats, .show, .separator, .shell, .system\n")
     }
 
-    @Test func onceAndBail() throws {
+    @Test func onceAndBail() async throws {
         let folder = try TestSupport.temporaryDirectory("habits")
         let file = folder.appendingPathComponent("once.txt")
-        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
+        let result = try await TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
             .once \(file.path)
             count Asset
             count Location
@@ -54,8 +54,8 @@ import Testing
 @Suite struct SQLiteOutputHabitTests {
     static let store = SQLiteHabitTests.store
 
-    @Test func listQuoteInsertHtmlTabsModes() throws {
-        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
+    @Test func listQuoteInsertHtmlTabsModes() async throws {
+        let result = try await TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
             .mode list
             fetch Location sort by label limit 1
             .separator ; \\n
@@ -93,15 +93,15 @@ import Testing
             """)
     }
 
-    @Test func readOnlyPragmasRunInRawAndWritingOnesDoNot() throws {
-        let read = try TestSupport.faultline([Self.store, "-c", ".mode list", "-c", ".headers off", "-c", ".raw PRAGMA journal_mode; PRAGMA user_version"])
+    @Test func readOnlyPragmasRunInRawAndWritingOnesDoNot() async throws {
+        let read = try await TestSupport.faultline([Self.store, "-c", ".mode list", "-c", ".headers off", "-c", ".raw PRAGMA journal_mode; PRAGMA user_version"])
         #expect(read.status == 0 && read.stdout.split(separator: "\n").count == 2, "\(read.stdout)\(read.stderr)")
-        let write = try TestSupport.faultline([Self.store, "-c", ".raw PRAGMA user_version = 3"])
+        let write = try await TestSupport.faultline([Self.store, "-c", ".raw PRAGMA user_version = 3"])
         #expect(write.status == 1 && write.stderr.contains(".raw runs read-only SQL only (PRAGMA user_version = 3)"))
     }
 
-    @Test func dumpIsSQLThatRebuildsTheRows() throws {
-        let result = try TestSupport.faultline([Self.store, "-c", ".dump"])
+    @Test func dumpIsSQLThatRebuildsTheRows() async throws {
+        let result = try await TestSupport.faultline([Self.store, "-c", ".dump"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE ZASSET ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR );\nINSERT INTO ZASSET VALUES(1,1,1,'Coffee Mug');\n"))
         #expect(result.stdout.hasSuffix("COMMIT;\n"))
@@ -109,14 +109,14 @@ import Testing
         let script = folder.appendingPathComponent("dump.sql")
         try Data(result.stdout.utf8).write(to: script)
         let rebuilt = folder.appendingPathComponent("rebuilt.db")
-        _ = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, ".read \(script.path)"])
-        let counts = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
-        let original = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["file:\(Self.store)?immutable=1", "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
+        _ = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, ".read \(script.path)"])
+        let counts = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [rebuilt.path, "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
+        let original = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["file:\(Self.store)?immutable=1", "SELECT COUNT(*) FROM ZINVENTORY; SELECT SUM(ZCOUNT) FROM ZINVENTORY"])
         #expect(counts.stdout == original.stdout && !counts.stdout.isEmpty)
     }
 
-    @Test func shellRunsACommandAndAFailureIsAnError() throws {
-        let result = try TestSupport.faultline([Self.store, "--keep-going", "-c", ".shell echo hi from sh", "-c", ".system exit 3"])
+    @Test func shellRunsACommandAndAFailureIsAnError() async throws {
+        let result = try await TestSupport.faultline([Self.store, "--keep-going", "-c", ".shell echo hi from sh", "-c", ".system exit 3"])
         #expect(result.stdout == "hi from sh\n")
         #expect(result.status == 1)
         #expect(result.stderr == "Error: .shell: exit 3 exited with status 3\n")

@@ -6,8 +6,8 @@ import Testing
 @Suite struct TypedLiteralShellTests {
     static let store = TestSupport.inventoryFolder.appendingPathComponent("Inventory.sqlite").path
 
-    @Test func datesTypedAsTheShellPrintsThemCompareAsDates() throws {
-        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
+    @Test func datesTypedAsTheShellPrintsThemCompareAsDates() async throws {
+        let result = try await TestSupport.faultline([Self.store, "--sql-debug", "0"], stdin: """
             count Inventory where date > "2026-11-05T00:00:00Z"
             count Inventory where date BETWEEN {"2026-11-01", "2026-11-10"}
             count Location where ANY inventories.date > "2026-11-10"
@@ -21,8 +21,8 @@ import Testing
         #expect(lines.last == "1 row")
     }
 
-    @Test func aStringThatIsNotADateIsAnErrorNamingTheKeyPath() throws {
-        let result = try TestSupport.faultline([Self.store, "--sql-debug", "0", "-c", #"count Inventory where date > "last week""#])
+    @Test func aStringThatIsNotADateIsAnErrorNamingTheKeyPath() async throws {
+        let result = try await TestSupport.faultline([Self.store, "--sql-debug", "0", "-c", #"count Inventory where date > "last week""#])
         #expect(result.status == 1)
         #expect(result.stderr == "Error: date is a Date: \"last week\" is not an ISO 8601 date or date-time such as 2026-11-05, 2026-11-05T14:00:00Z or 2026-11-05T14:00:00+01:00\n")
     }

@@ -5,11 +5,11 @@ import Testing
 /// Nothing lost without a word: commands that would drop unsaved changes refuse in a script,
 /// `.write on` keeps them, and a change in a read-only session says at once what saving needs.
 @Suite struct UnsavedChangesTests {
-    @Test func commandsThatWouldDropChangesRefuseInAScript() throws {
+    @Test func commandsThatWouldDropChangesRefuseInAScript() async throws {
         for command in [".open OTHER", ".write off", "refresh $1"] {
             let store = try ShellHarness.writableCopy(of: "Recipes")
             let command = command.replacingOccurrences(of: "OTHER", with: store.path)
-            let result = try TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
+            let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
                 fetch Recipe where name == "Guacamole"
                 set $1.name = "Guac"
                 \(command)
@@ -21,9 +21,9 @@ import Testing
         }
     }
 
-    @Test func writeOnKeepsThePendingEditsAndTheHandles() throws {
+    @Test func writeOnKeepsThePendingEditsAndTheHandles() async throws {
         let store = try ShellHarness.writableCopy(of: "Recipes")
-        let result = try TestSupport.faultline([store.path, "--sql-debug", "0"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--sql-debug", "0"], stdin: """
             fetch Recipe where name == "Guacamole"
             set $1.prepTime = "99 minutes"
             insert Ingredient name = "Salt", recipe = $1
@@ -37,7 +37,7 @@ import Testing
         #expect(result.stderr.contains("faultline: note: this session is read-only; the change is kept, and saving it needs .write on (which keeps it)"))
         #expect(result.stdout.contains("is now open for writing; the unsaved changes are kept (1 inserted, 1 updated, 1 deleted), and so are the handles\n99 minutes\n"))
         #expect(result.stdout.hasSuffix("saved: 1 inserted, 1 updated, 1 deleted\nby delete rules:\n  $1 Recipe loses it from type (nullify: RecipeType.recipes of $2)\n"))
-        let check = try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path,
+        let check = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path,
             "SELECT ZPREPTIME FROM ZRECIPE WHERE ZNAME = 'Guacamole'; SELECT COUNT(*) FROM ZINGREDIENT WHERE ZNAME = 'Salt' AND ZRECIPE = 3; SELECT COUNT(*) FROM ZRECIPETYPE"])
         #expect(check.stdout == "99 minutes\n1\n11\n")
     }

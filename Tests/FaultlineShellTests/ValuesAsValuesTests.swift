@@ -59,21 +59,21 @@ import Testing
         return (store, modelURL)
     }
 
-    static func uuid(_ store: URL) throws -> String {
-        try TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "SELECT Z_UUID FROM Z_METADATA"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    static func uuid(_ store: URL) async throws -> String {
+        try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path, "SELECT Z_UUID FROM Z_METADATA"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func noSwiftSpellingOrPlaceholderInAnyMode() throws {
+    @Test func noSwiftSpellingOrPlaceholderInAnyMode() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
         for mode in ["table", "box", "line", "csv", "json", "markdown", "list", "tabs", "quote", "insert", "html"] {
-            let result = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+            let result = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
                 .mode \(mode)
                 fetch Note show title, tags, tags.name, tags.notes.title, blob, small, price
                 fetch Tag sort by name show name, notes, notes.title
                 show $1
                 """)
-            let inventory = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
+            let inventory = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
                 .mode \(mode)
                 fetch Asset show label, inventories, inventories.location.label
                 show $1
@@ -91,11 +91,11 @@ import Testing
         }
     }
 
-    @Test func toManyValuesAreJoinedInTablesAndArraysInJSON() throws {
+    @Test func toManyValuesAreJoinedInTablesAndArraysInJSON() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
-        let uuid = try Self.uuid(store)
-        let table = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let uuid = try await Self.uuid(store)
+        let table = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             fetch Note show title, tags.name, tags
             fetch Tag where name == "Lonely" show name, notes.title
             """)
@@ -114,7 +114,7 @@ import Testing
             1 row
 
             """, "\(table.stderr)")
-        let json = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let json = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             .mode json
             fetch Note show title, tags.name, tags
             fetch Tag where name == "Lonely" show name, notes.title
@@ -124,7 +124,7 @@ import Testing
             [{"name":"Lonely","notes.title":[]}]
 
             """, "\(json.stderr)")
-        let csv = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let csv = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             .mode csv
             fetch Note show title, tags.name, tags
             """)
@@ -135,8 +135,8 @@ import Testing
             """, "\(csv.stderr)")
     }
 
-    @Test func collectionOperatorsWorkInShowAndKeyPaths() throws {
-        let result = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
+    @Test func collectionOperatorsWorkInShowAndKeyPaths() async throws {
+        let result = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: """
             fetch Asset sort by label show label, inventories.@count, inventories.@sum.count, inventories.@avg.count, inventories.@min.count, inventories.@max.date
             $1.inventories.@sum.count
             $1.inventories.location.label
@@ -172,7 +172,7 @@ import Testing
             """)
         // 5 to-many faults and 8 object faults through Asset.inventories: neither is a storm.
         #expect(!result.stderr.contains("fault storm"), "\(result.stderr)")
-        let errors = try TestSupport.faultline([Self.inventory, "--sql-debug", "0", "--keep-going"], stdin: """
+        let errors = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0", "--keep-going"], stdin: """
             fetch Asset show label.@count
             fetch Asset show inventories.@median.count
             fetch Asset show inventories.@count.count
@@ -187,45 +187,45 @@ import Testing
             """)
     }
 
-    @Test func binaryIsShortHexInTablesAndWholeElsewhere() throws {
+    @Test func binaryIsShortHexInTablesAndWholeElsewhere() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
         let bytes = Data((0..<40).map { UInt8($0) })
         let run = { (mode: String) in
-            try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".mode \(mode)\nfetch Note show blob, small")
+            try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".mode \(mode)\nfetch Note show blob, small")
         }
-        #expect(try run("table").stdout.contains("| $1 | 000102030405060708090a0b0c0d0e0f… (40 bytes) | cafe  |"))
-        #expect(try run("json").stdout == "[{\"blob\":\"\(bytes.base64EncodedString())\",\"small\":\"yv4=\"}]\n")
-        #expect(try run("csv").stdout == "blob,small\r\n\(bytes.base64EncodedString()),yv4=\n")
-        #expect(try run("quote").stdout.contains("X'000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F2021222324252627',X'CAFE'"))
-        #expect(try run("list").stdout.contains("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627|cafe"))
+        #expect(try await run("table").stdout.contains("| $1 | 000102030405060708090a0b0c0d0e0f… (40 bytes) | cafe  |"))
+        #expect(try await run("json").stdout == "[{\"blob\":\"\(bytes.base64EncodedString())\",\"small\":\"yv4=\"}]\n")
+        #expect(try await run("csv").stdout == "blob,small\r\n\(bytes.base64EncodedString()),yv4=\n")
+        #expect(try await run("quote").stdout.contains("X'000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F2021222324252627',X'CAFE'"))
+        #expect(try await run("list").stdout.contains("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627|cafe"))
         // Decimals keep their digits and are numbers in JSON.
-        let price = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".mode json\nfetch Note show price")
+        let price = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".mode json\nfetch Note show price")
         #expect(price.stdout == "[{\"price\":12.5}]\n")
     }
 
-    @Test func relationshipsAreHandlesInTablesAndURIsInJSONAndCSV() throws {
+    @Test func relationshipsAreHandlesInTablesAndURIsInJSONAndCSV() async throws {
         let uuid = "F00DF00D-0000-4000-8000-000000000001"
-        let table = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: "fetch Inventory where date != nil sort by date limit 1\n$2.label")
+        let table = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: "fetch Inventory where date != nil sort by date limit 1\n$2.label")
         #expect(table.stdout.contains("| $1 | 12    | 2026-11-02T09:30:00Z | $2    | $3       |"), "\(table.stdout)")
         #expect(table.stdout.hasSuffix("Coffee Mug\n"), "a related object's handle works like any other")
-        let json = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: ".mode json\nfetch Inventory where date != nil sort by date limit 1")
+        let json = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: ".mode json\nfetch Inventory where date != nil sort by date limit 1")
         #expect(json.stdout == "[{\"count\":12,\"date\":\"2026-11-02T09:30:00Z\",\"asset\":\"x-coredata://\(uuid)/Asset/p1\",\"location\":\"x-coredata://\(uuid)/Location/p1\"}]\n")
-        let handles = try TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: ".mode json\n.handles on\nfetch Location sort by label limit 1")
+        let handles = try await TestSupport.faultline([Self.inventory, "--sql-debug", "0"], stdin: ".mode json\n.handles on\nfetch Location sort by label limit 1")
         #expect(handles.stdout == "[{\"#\":\"$1\",\"label\":\"Garage\"}]\n")
     }
 
-    @Test func anUnfiredToManyIsNotAnEmptyOne() throws {
+    @Test func anUnfiredToManyIsNotAnEmptyOne() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
-        let json = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let json = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             fetch Tag where name == "Lonely"
             .mode json
             show $1
             $1.notes
             show $1
             """)
-        let table = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let table = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             fetch Tag where name == "Lonely"
             show $1
             $1.notes
@@ -237,10 +237,10 @@ import Testing
         #expect(json.stdout.contains("{\"property\":\"notes\",\"type\":\"to-many Note, 0 objects\",\"value\":[]}"), "\(json.stdout)")
     }
 
-    @Test func newlinesShowAsReturnSymbolsAndValuesAreCutToTheWidth() throws {
+    @Test func newlinesShowAsReturnSymbolsAndValuesAreCutToTheWidth() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
-        let result = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
+        let result = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: """
             fetch Note show title, body
             .width 40
             fetch Note show title, body
@@ -270,16 +270,16 @@ import Testing
             """), "\(result.stdout)")
         #expect(result.stdout.contains("width        off"))
         // The text itself is whole in JSON.
-        let json = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".width 40\n.mode json\nfetch Note show body")
+        let json = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".width 40\n.mode json\nfetch Note show body")
         #expect(json.stdout == "[{\"body\":\"Day one.\\nDay two.\\r\\nThe end, with a long tail of words that goes on and on\"}]\n")
-        let bad = try TestSupport.faultline([store.path, "--model", model.path], stdin: ".width 5")
+        let bad = try await TestSupport.faultline([store.path, "--model", model.path], stdin: ".width 5")
         #expect(bad.stderr == "Error: line 1: .width needs a number of columns from 20, auto (the terminal's width) or off (now auto)\n")
     }
 
-    @Test func aWideEntityShowsWhatFitsAndSaysHowToSeeTheRest() throws {
+    @Test func aWideEntityShowsWhatFitsAndSaysHowToSeeTheRest() async throws {
         let (store, model) = try Self.notesStore()
         defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
-        let result = try TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".width 60\nfetch Wide\nfetch Wide show field1, field2, field3, field4, field5, field6, field7")
+        let result = try await TestSupport.faultline([store.path, "--model", model.path, "--sql-debug", "0"], stdin: ".width 60\nfetch Wide\nfetch Wide show field1, field2, field3, field4, field5, field6, field7")
         #expect(result.stdout == """
             +----+----------+----------+----------+----------+---------+
             | #  | field1   | field10  | field11  | field12  | field2  |
@@ -300,8 +300,8 @@ import Testing
         #expect(result.stdout.components(separatedBy: "\n").prefix(5).allSatisfy { $0.count == 60 })
     }
 
-    @Test func aParentEntityFetchShowsEachRowsEntity() throws {
-        let result = try TestSupport.faultline([TestSupport.packageRoot.appendingPathComponent("Samples/Triage/Triage.sqlite").path, "--sql-debug", "0"], stdin: "fetch Injury sort by admitted limit 2 show patient")
+    @Test func aParentEntityFetchShowsEachRowsEntity() async throws {
+        let result = try await TestSupport.faultline([TestSupport.packageRoot.appendingPathComponent("Samples/Triage/Triage.sqlite").path, "--sql-debug", "0"], stdin: "fetch Injury sort by admitted limit 2 show patient")
         #expect(result.stdout == """
             +----+----------+--------------+
             | #  | entity   | patient      |

@@ -54,43 +54,8 @@ public enum TestSupport {
         public var stdout: String
         /// Standard error.
         public var stderr: String
-        /// The exit status.
+        /// The exit status (128 + the signal when a signal ended it).
         public var status: Int32
-    }
-
-    /// Runs a program with arguments and standard input, and waits for it.
-    public static func run(
-        _ executable: URL, _ arguments: [String], stdin: String = "", environment: [String: String] = [:],
-        currentDirectory: URL? = nil
-    ) throws -> ProcessResult {
-        var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = "1"
-        for (key, value) in environment { env[key] = value }
-        let child = try Subprocess(executable.path, arguments, environment: env, currentDirectory: currentDirectory?.path)
-        // Feed standard input and read both outputs at once, so no full pipe blocks the child.
-        let group = DispatchGroup()
-        let output = Locked(Data())
-        let errors = Locked(Data())
-        for (fd, sink) in [(child.standardOutput, output), (child.standardError, errors)] {
-            guard let fd else { continue }
-            group.enter()
-            DispatchQueue.global().async {
-                Subprocess.readToEnd(fd) { chunk in sink.update { $0.append(chunk) } }
-                group.leave()
-            }
-        }
-        child.write(Data(stdin.utf8))
-        child.closeInput()
-        group.wait()
-        let status = child.wait()
-        return ProcessResult(
-            stdout: String(decoding: output.value, as: UTF8.self), stderr: String(decoding: errors.value, as: UTF8.self),
-            status: status)
-    }
-
-    /// Runs the built `faultline` binary.
-    public static func faultline(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> ProcessResult {
-        try run(faultlineBinary, arguments, stdin: stdin, environment: environment, currentDirectory: packageRoot)
     }
 
     /// Replaces measured timings (`0.0001s`, `1.2 ms`) with `#`s, so transcripts compare exactly.

@@ -15,19 +15,13 @@ import Testing
     static let workers = 4
     static var saves: Int { Torture.isLong ? 200 : 50 }
 
-    /// Starts every command at once and returns each one's output, in order.
-    static func runTogether(_ commands: [[String]]) throws -> [ChildResult] {
-        let children = try commands.map { try Torture.start($0) }
-        return children.map { Torture.finish($0) }
-    }
-
     @Test(arguments: ["error", "rollback", "overwrite", "objectTrump", "storeTrump"])
-    func workersIncrementingAndMovingUnderAMergePolicy(policy: String) throws {
+    func workersIncrementingAndMovingUnderAMergePolicy(policy: String) async throws {
         let (n, m) = (Self.workers, Self.saves)
         let folder = try Torture.seededFolder(workers: n, groups: 6, membersPerGroup: 10)
         let store = folder.appendingPathComponent(Torture.storeName)
         let barrier = try TestSupport.temporaryDirectory("faultline-torture-barrier")
-        let outputs = try Self.runTogether((0..<n).map { ["stress", store.path, "\($0)", "\(n)", "\(m)", policy, barrier.path] })
+        let outputs = try await Torture.runTogether((0..<n).map { ["stress", store.path, "\($0)", "\(n)", "\(m)", policy, barrier.path] })
         var results: [[String: String]] = []
         for (worker, output) in outputs.enumerated() {
             #expect(output.status == 0, "worker \(worker): \(output.stderr)")
@@ -88,11 +82,11 @@ import Testing
     /// of the group and its save of a new note into it: the note's save must fail with a
     /// conflict (Core Data checks the parent's `Z_OPT`, which a to-many change bumps), not
     /// commit a note whose foreign key names the deleted group.
-    @Test func aChildSavedIntoAParentDeletedMeanwhileIsAConflict() throws {
+    @Test func aChildSavedIntoAParentDeletedMeanwhileIsAConflict() async throws {
         let folder = try Torture.seededFolder(groups: 3, membersPerGroup: 2)
         let store = folder.appendingPathComponent(Torture.storeName)
         let barrier = try TestSupport.temporaryDirectory("faultline-torture-barrier")
-        let outputs = try Self.runTogether([
+        let outputs = try await Torture.runTogether([
             ["insert-note-after-delete", store.path, barrier.path],
             ["delete-group-when-read", store.path, barrier.path],
         ])
@@ -109,11 +103,11 @@ import Testing
     /// resolved by the policy, never fail on the join table's primary key, and the join row
     /// must be there once.
     @Test(arguments: ["error", "rollback", "overwrite", "objectTrump", "storeTrump"])
-    func twoProcessesAddingTheSameManyToManyRow(policy: String) throws {
+    func twoProcessesAddingTheSameManyToManyRow(policy: String) async throws {
         let folder = try Torture.seededFolder(groups: 2, membersPerGroup: 3)
         let store = folder.appendingPathComponent(Torture.storeName)
         let barrier = try TestSupport.temporaryDirectory("faultline-torture-barrier")
-        let outputs = try Self.runTogether(["first", "second"].map { ["add-same-tag", store.path, barrier.path, $0, policy] })
+        let outputs = try await Torture.runTogether(["first", "second"].map { ["add-same-tag", store.path, barrier.path, $0, policy] })
         #expect(outputs.map(\.status) == [0, 0], "\(policy): \(outputs.map(\.stderr))")
         #expect(outputs[0].stdout.contains("result saved"))
         if policy == "error" {
@@ -129,11 +123,11 @@ import Testing
 
     /// The same race at random: one process deletes six of eight groups while three insert
     /// notes into whichever groups they read.
-    @Test func deletingParentsWhileOthersInsertChildren() throws {
+    @Test func deletingParentsWhileOthersInsertChildren() async throws {
         let folder = try Torture.seededFolder(groups: 8, membersPerGroup: 5)
         let store = folder.appendingPathComponent(Torture.storeName)
         let saves = Torture.isLong ? 300 : 60
-        let outputs = try Self.runTogether([["delete-groups", store.path, "6"]] + (0..<3).map { ["insert-notes", store.path, "\($0)", "\(saves)"] })
+        let outputs = try await Torture.runTogether([["delete-groups", store.path, "6"]] + (0..<3).map { ["insert-notes", store.path, "\($0)", "\(saves)"] })
         for output in outputs { #expect(output.status == 0, "\(output.stderr)") }
         #expect(Torture.result(outputs[0].stdout)["deleted"] == "6")
         let check = try StoreCheck(storeAt: store, model: try TortureModel.model())

@@ -30,7 +30,7 @@ import Testing
         }
     }
 
-    @Test func aSaveKilledAnywhereLeavesExactlyTheBeforeOrTheAfterState() throws {
+    @Test func aSaveKilledAnywhereLeavesExactlyTheBeforeOrTheAfterState() async throws {
         let model = try TortureModel.model()
         let seed: UInt64 = 20_261_124
         let before = try Torture.seededFolder()
@@ -40,7 +40,7 @@ import Testing
 
         // The after-state: the same save, uninterrupted, on a copy.
         let reference = try Torture.copy(before)
-        let run = try Torture.run(["save-large", reference.appendingPathComponent(store).path, "\(seed)"])
+        let run = try await Torture.run(["save-large", reference.appendingPathComponent(store).path, "\(seed)"])
         try #require(run.status == 0, "the uninterrupted save failed: \(run.stderr)")
         let saved = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("saved ") }?.split(separator: " "))
         let duration = try #require(Double(saved[1]))
@@ -73,14 +73,10 @@ import Testing
             let result: ChildResult
             switch plan {
             case .atEvent(let n):
-                result = Torture.finish(try Torture.start(["save-large", path, "\(seed)"], environment: ["FAULTLINE_TORTURE_KILL_AT": "\(n)"]))
+                result = try await Torture.run(["save-large", path, "\(seed)"], environment: ["FAULTLINE_TORTURE_KILL_AT": "\(n)"])
                 #expect(result.status == (n <= events ? 128 + SIGKILL : 0), "\(plan): exit status \(result.status) \(result.stderr)")
             case .afterDelay(let seconds):
-                let child = try Torture.start(["save-large", path, "\(seed)"])
-                let read = Torture.readUntil(child, line: "saving")
-                usleep(UInt32(seconds * 1_000_000))
-                kill(child.pid, SIGKILL)
-                result = Torture.finish(child, alreadyRead: read)
+                result = try await Torture.run(["save-large", path, "\(seed)"], environment: ["FAULTLINE_TORTURE_KILL_AFTER": "\(seconds)"])
                 #expect(result.status == 0 || result.status == 128 + SIGKILL, "\(plan): exit status \(result.status) \(result.stderr)")
             }
             let check = try StoreCheck(storeAt: URL(fileURLWithPath: path), model: model)
@@ -91,7 +87,7 @@ import Testing
                 // The recovered store takes the same save again and reaches the after-state.
                 if resaved < 3 {
                     resaved += 1
-                    let again = try Torture.run(["save-large", path, "\(seed)"])
+                    let again = try await Torture.run(["save-large", path, "\(seed)"])
                     #expect(again.status == 0, "\(plan): saving again after recovery failed: \(again.stderr)")
                     let redone = try StoreCheck(storeAt: URL(fileURLWithPath: path), model: model)
                     #expect(redone.dump == afterCheck.dump, "\(plan): the save redone after recovery: \(firstDifference(redone.dump, afterCheck.dump))")
@@ -113,14 +109,14 @@ import Testing
     /// The negative control: with SQLite's journal off and a one-page cache, pages reach the
     /// file in the middle of the save, and a kill there must be seen as a torn store (an
     /// integrity failure, an unreadable store, or rows of neither state).
-    @Test func theChecksSeeATornSaveWhenTheJournalIsOff() throws {
+    @Test func theChecksSeeATornSaveWhenTheJournalIsOff() async throws {
         let model = try TortureModel.model()
         let before = try Torture.seededFolder()
         let beforeCheck = try StoreCheck(storeAt: before.appendingPathComponent(Torture.storeName), model: model)
         for event in [600, 1200, 1800] {
             let trial = try Torture.copy(before)
             let path = trial.appendingPathComponent(Torture.storeName).path
-            let result = try Torture.run(["save-large", path, "7"], environment: ["FAULTLINE_TORTURE_UNSAFE": "1", "FAULTLINE_TORTURE_KILL_AT": "\(event)"])
+            let result = try await Torture.run(["save-large", path, "7"], environment: ["FAULTLINE_TORTURE_UNSAFE": "1", "FAULTLINE_TORTURE_KILL_AT": "\(event)"])
             #expect(result.status == 128 + SIGKILL)
             do {
                 let check = try StoreCheck(storeAt: URL(fileURLWithPath: path), model: model)

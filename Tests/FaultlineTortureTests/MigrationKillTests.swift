@@ -20,14 +20,14 @@ import Testing
         dump.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("Z_METADATA ") }.joined(separator: "\n")
     }
 
-    @Test func aMigrationKilledAnywhereLeavesTheOldStoreOrTheMigratedOne() throws {
+    @Test func aMigrationKilledAnywhereLeavesTheOldStoreOrTheMigratedOne() async throws {
         let old = try TortureModel.model(), new = try TortureModel.migratedModel()
         let before = try Torture.seededFolder(groups: 3, membersPerGroup: 6)
         let store = Torture.storeName
         let beforeDump = try StoreCheck(storeAt: before.appendingPathComponent(store), model: old).dump
 
         let reference = try Torture.copy(before)
-        let run = try Torture.run(["migrate", reference.appendingPathComponent(store).path])
+        let run = try await Torture.run(["migrate", reference.appendingPathComponent(store).path])
         try #require(run.status == 0, "the uninterrupted migration failed: \(run.stderr)")
         let events = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("migrated ") }.flatMap { Int($0.split(separator: " ")[1]) })
         let afterCheck = try StoreCheck(storeAt: reference.appendingPathComponent(store), model: new)
@@ -49,14 +49,10 @@ import Testing
             let trial = try Torture.copy(before)
             let url = trial.appendingPathComponent(store)
             if let n = kill.event {
-                let result = try Torture.run(["migrate", url.path], environment: ["FAULTLINE_TORTURE_KILL_AT": "\(n)"])
+                let result = try await Torture.run(["migrate", url.path], environment: ["FAULTLINE_TORTURE_KILL_AT": "\(n)"])
                 #expect(result.status == 128 + SIGKILL, "kill before statement \(n): status \(result.status) \(result.stderr)")
             } else if let delay = kill.delay {
-                let child = try Torture.start(["migrate", url.path])
-                let read = Torture.readUntil(child, line: "migrating")
-                usleep(UInt32(delay * 1_000_000))
-                Glibc.kill(child.pid, SIGKILL)
-                let result = Torture.finish(child, alreadyRead: read)
+                let result = try await Torture.run(["migrate", url.path], environment: ["FAULTLINE_TORTURE_KILL_AFTER": "\(delay)"])
                 #expect(result.status == 0 || result.status == 128 + SIGKILL, "status \(result.status) \(result.stderr)")
             }
             let label = kill.event.map { "kill before statement \($0) of \(events)" } ?? "kill after \(kill.delay ?? 0) s"

@@ -1,15 +1,10 @@
 import FaultlineTestSupport
 import FaultlineTortureKit
 import Foundation
-import Glibc
 import Testing
 
 /// What a finished child printed and its exit status (128 + the signal when killed).
-struct ChildResult {
-    var stdout: String
-    var stderr: String
-    var status: Int32
-}
+typealias ChildResult = TestSupport.ProcessResult
 
 /// Running the `faultline-torture` child program (Tests/faultline-torture) from the tests.
 enum Torture {
@@ -39,51 +34,24 @@ enum Torture {
         return target
     }
 
-    /// Starts the child with `arguments`; `environment` is added to the test's.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Subprocess {
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        return try Subprocess(binary.path, arguments, environment: env, stdin: .null)
+    /// Runs the child with `arguments` to its end (`environment` is added to the test's) and
+    /// returns what it printed and its exit status. The
+    /// child kills itself when `FAULTLINE_TORTURE_KILL_AT` or `FAULTLINE_TORTURE_KILL_AFTER`
+    /// says so (Tests/faultline-torture/main.swift).
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildResult {
+        try await TestSupport.run(binary, arguments, environment: environment)
     }
 
-    /// Reads the child's standard output until a line starting with `prefix` (or the end);
-    /// returns what was read.
-    static func readUntil(_ child: Subprocess, line prefix: String) -> String {
-        guard let fd = child.standardOutput else { return "" }
-        var text = ""
-        var byte: UInt8 = 0
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return text }
-            text.append(Character(UnicodeScalar(byte)))
-            if byte == 10, text.split(separator: "\n").last?.hasPrefix(prefix) == true { return text }
-        }
-    }
-
-    /// What a finished child printed, and its exit status.
-    static func finish(_ child: Subprocess, alreadyRead: String = "") -> ChildResult {
-        var out = Data(alreadyRead.utf8)
-        var err = Data()
-        let errors = Locked(Data())
-        let group = DispatchGroup()
-        if let fd = child.standardError {
-            group.enter()
-            Thread.detachNewThread {
-                Subprocess.readToEnd(fd) { chunk in errors.update { $0.append(chunk) } }
-                group.leave()
+    /// Runs every command at once and returns each one's result, in order.
+    static func runTogether(_ commands: [[String]]) async throws -> [ChildResult] {
+        try await withThrowingTaskGroup(of: (Int, ChildResult).self) { group in
+            for (index, command) in commands.enumerated() {
+                group.addTask { (index, try await run(command)) }
             }
+            var results: [Int: ChildResult] = [:]
+            for try await (index, result) in group { results[index] = result }
+            return commands.indices.compactMap { results[$0] }
         }
-        if let fd = child.standardOutput { Subprocess.readToEnd(fd) { out.append($0) } }
-        group.wait()
-        err = errors.value
-        let status = child.wait()
-        return .init(stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self), status: status)
-    }
-
-    /// Runs the child to its end.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ChildResult {
-        finish(try start(arguments, environment: environment))
     }
 
     /// The `key=value` fields of the child's `result` line.

@@ -5,13 +5,16 @@
 //       opens STORE for writing (persistent history on), makes TortureModel's large change,
 //       prints "saving", saves, prints "saved SECONDS EVENTS" (EVENTS: SQLite statement starts
 //       and ends during the save). With FAULTLINE_TORTURE_KILL_AT=N it SIGKILLs itself at the
-//       Nth such event: a crash at an exact statement boundary. FAULTLINE_TORTURE_UNSAFE=1
+//       Nth such event: a crash at an exact statement boundary; with
+//       FAULTLINE_TORTURE_KILL_AFTER=SECONDS, that long after printing "saving": a crash at a
+//       chosen time (see armKillTimer). FAULTLINE_TORTURE_UNSAFE=1
 //       turns SQLite's journal off first (the negative control: kills then tear the store).
 //   migrate STORE
 //       migrates STORE (made with TortureModel.model()) to TortureModel.migratedModel() with
 //       LightweightMigration, prints "migrating" first and "migrated EVENTS" after (EVENTS:
 //       statements logged, BEGIN and COMMIT included). With FAULTLINE_TORTURE_KILL_AT=N it
-//       SIGKILLs itself just before the Nth statement runs.
+//       SIGKILLs itself just before the Nth statement runs; FAULTLINE_TORTURE_KILL_AFTER as
+//       for save-large, after "migrating".
 //   stress STORE WORKER WORKERS SAVES POLICY BARRIER_DIR
 //       SAVES times: fresh read, add this worker's weight to the shared counter, 1 to its own,
 //       move a member to another group, toggle a tag, save; a MergeConflictError is counted
@@ -51,6 +54,19 @@ func installKillHook(_ store: SQLiteStore) {
         if traceEvents == killAt { raise(SIGKILL) }
         return 0
     }, nil)
+}
+
+/// With `FAULTLINE_TORTURE_KILL_AFTER=SECONDS`, SIGKILLs this process that long from now, from
+/// a thread of its own: a crash at a time the test chose. The timer is here rather than in
+/// the test because the test's clock runs in Swift's cooperative pool, where long synchronous
+/// tests can hold every thread for seconds, and a kill meant for 5 ms into the save would land
+/// after it (Documentation/Reliability.md, "Child processes in the tests").
+func armKillTimer() {
+    guard let seconds = Double(ProcessInfo.processInfo.environment["FAULTLINE_TORTURE_KILL_AFTER"] ?? "") else { return }
+    Thread.detachNewThread {
+        usleep(UInt32(seconds * 1_000_000))
+        kill(getpid(), SIGKILL)
+    }
 }
 
 func fail(_ message: String) -> Never {
@@ -103,6 +119,7 @@ do {
         }
         installKillHook(context.coordinator.store)
         say("saving")
+        armKillTimer()
         let start = DispatchTime.now().uptimeNanoseconds
         try context.save()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -118,6 +135,7 @@ do {
         }
         let migration = try LightweightMigration(storeURL: storeURL, sourceModel: TortureModel.model(), destinationModel: TortureModel.migratedModel())
         say("migrating")
+        armKillTimer()
         try migration.run(log: log)
         say("migrated \(statements)")
 

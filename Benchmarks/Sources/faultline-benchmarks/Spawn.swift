@@ -1,50 +1,64 @@
 import Foundation
-import Glibc
+import Subprocess
+import SystemPackage
 
-/// Runs a program with `posix_spawn` and reaps it with a blocking `waitpid` on its pid, and
-/// returns its exit status and (when `capture`) its standard output.
+/// Runs a program with swift-subprocess and waits for it, and returns its exit status (128 +
+/// the signal when a signal ended it) and, when `capture`, its standard output. Standard input
+/// is /dev/null; `quiet` sends what is not captured to /dev/null instead of this process's
+/// output and error.
 ///
 /// Not Foundation's `Process`: on Linux its `waitUntilExit()` can miss the SIGCHLD of a child
 /// that exits at once and then waits forever, and the shell-start workload starts hundreds of
-/// such children.
+/// such children. swift-subprocess waits on the child's pidfd and reaps it before it returns
+/// (Documentation/Reliability.md, "Child processes in the tests").
+///
+/// The benchmarks are synchronous and run on the main thread, which is not one of the
+/// cooperative pool's: it waits on a semaphore while the run, a task of its own, goes on in
+/// the pool. Called from a task this would take a pool thread away, so it refuses to be.
 func spawnAndWait(_ executable: String, _ arguments: [String], capture: Bool = false, quiet: Bool = true) throws -> (status: Int32, output: String) {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    var fds: [Int32] = [-1, -1]
-    if capture {
-        // The benchmarks spawn from one thread, so pipe + FD_CLOEXEC cannot race another spawn.
-        guard pipe(&fds) == 0 else { throw BenchmarkError("pipe: \(String(cString: strerror(errno)))") }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-    } else if quiet {
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    precondition(Thread.isMainThread, "spawnAndWait blocks its thread: call it from the main thread only")
+    let configuration = Configuration(executable: .path(FilePath(executable)), arguments: Arguments(arguments))
+    switch (capture, quiet) {
+    case (true, true): return try waitFor { try await Subprocess.run(configuration, output: .string(limit: .max), error: .discarded) }
+    case (true, false): return try waitFor { try await Subprocess.run(configuration, output: .string(limit: .max), error: .currentStandardError) }
+    case (false, true): return try waitFor { try await Subprocess.run(configuration, output: .discarded, error: .discarded) }
+    case (false, false): return try waitFor { try await Subprocess.run(configuration, output: .currentStandardOutput, error: .currentStandardError) }
     }
-    if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for p in argv + envp { free(p) } }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-    if capture { close(fds[1]) }
-    guard result == 0 else {
-        if capture { close(fds[0]) }
-        throw BenchmarkError("cannot start \(executable): \(String(cString: strerror(result)))")
-    }
-    var output = Data()
-    if capture {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            output.append(contentsOf: buffer[0..<n])
+}
+
+/// Runs `start` in a task and blocks this (main) thread until it has finished.
+private func waitFor<Output: OutputProtocol, Error: ErrorOutputProtocol>(
+    _ start: @escaping @Sendable () async throws -> ExecutionResult<Void, Output, Error>
+) throws -> (status: Int32, output: String) {
+    let outcome = Outcome()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            let result = try await start()
+            let status: Int32
+            switch result.terminationStatus {
+            case .exited(let code): status = code
+            case .signaled(let signal): status = 128 + signal
+            }
+            outcome.set(.success((status, (result.standardOutput as? String) ?? "")))
+        } catch {
+            outcome.set(.failure(error))
         }
-        close(fds[0])
+        done.signal()
     }
-    var raw: Int32 = 0
-    while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-    let signal = raw & 0x7f
-    return (signal == 0 ? (raw >> 8) & 0xff : 128 + signal, String(decoding: output, as: UTF8.self))
+    done.wait()
+    return try outcome.get()
+}
+
+/// A finished run's outcome, handed from its task to the waiting thread.
+private final class Outcome: @unchecked Sendable {  // `result` is only touched under `lock`
+    private let lock = NSLock()
+    private var result: Swift.Result<(status: Int32, output: String), any Error>?
+
+    func set(_ value: Swift.Result<(status: Int32, output: String), any Error>) { lock.withLock { result = value } }
+
+    func get() throws -> (status: Int32, output: String) {
+        guard let result = lock.withLock({ result }) else { throw BenchmarkError("a child process's run ended without an outcome") }
+        return try result.get()
+    }
 }
