@@ -46,6 +46,28 @@ import Testing
         return (ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: store)), store, recorder)
     }
 
+    /// A join row another writer added without changing either row's version (a writer that
+    /// is not Core Data, or one that raced between the version checks and the insert) is a
+    /// conflict on both objects, resolved by the merge policy, never a raw UNIQUE error.
+    @Test(arguments: [MergePolicy.error, .rollback, .mergeByPropertyObjectTrump])
+    func aJoinRowAlreadyInTheStoreIsAConflict(policy: MergePolicy) throws {
+        let (context, store, _) = try Self.open()
+        let item = try context.insertObject(entityName: "Item")
+        let tag = try context.insertObject(entityName: "Tag")
+        try context.save()
+        context.mergePolicy = policy
+        try item.addObject(tag, toRelationship: "tags")
+        try store.connection.execute("INSERT INTO Z_6TAGS(Z_6ITEMS, Z_10TAGS) VALUES(?, ?)", [.integer(item.objectID.primaryKey), .integer(tag.objectID.primaryKey)])
+        if policy == .error {
+            let error = try #require(throws: MergeConflictError.self) { try context.save() }
+            #expect(Set(error.conflicts.map(\.objectID)) == [item.objectID, tag.objectID])
+        } else {
+            try context.save()
+            #expect(!context.hasChanges)
+        }
+        #expect(try store.connection.scalar("SELECT count(*) FROM Z_6TAGS") == 1)
+    }
+
     @Test func manyToManyWritesAndDeletesJoinRows() throws {
         let (context, store, sql) = try Self.open()
         let join = try #require(store.mapping.entity("Item")?.manyToMany["tags"])

@@ -207,9 +207,18 @@ extension ManagedObjectContext {
             try store.deleteJoinRow(join, source: key(row.source), destination: key(row.destination))
         }
         for insert in plan.joinInserts {
-            try store.insertJoinRow(
-                insert.join, source: key(insert.row.source), destination: key(insert.row.destination),
-                sourceOrder: insert.sourceOrder, destinationOrder: insert.destinationOrder)
+            do {
+                try store.insertJoinRow(
+                    insert.join, source: key(insert.row.source), destination: key(insert.row.destination),
+                    sourceOrder: insert.sourceOrder, destinationOrder: insert.destinationOrder)
+            } catch let error as SQLiteError where error.code == 1555 || error.code == 2067 {  // the key (a, b), or UNIQUE
+                // Another writer related the same two objects since they were read: a conflict on
+                // both, which the merge policy resolves (the retry sees the stored row), never a
+                // raw constraint error.
+                let stored = [insert.row.source, insert.row.destination].filter { !$0.isTemporaryID }
+                if stored.isEmpty { throw error }
+                throw ConflictsFound(objectIDs: stored)
+            }
         }
         for update in plan.joinOrderUpdates {
             try store.updateJoinOrder(update.join, column: update.column, order: update.order, source: key(update.row.source), destination: key(update.row.destination))

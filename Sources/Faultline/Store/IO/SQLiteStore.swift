@@ -480,14 +480,25 @@ public final class SQLiteStore {
 
     /// `Z_UUID`, the `Z_PLIST` dictionary, and its `NSStoreModelVersionHashes` (nil when absent).
     static func readMetadata(_ connection: Connection, path: String) throws -> (String, [String: Any], [String: Data]?) {
-        let rows: [Row]
-        do {
-            guard try connection.tableExists("Z_METADATA") else {
-                throw PersistentStoreError(.notAStore, "not a Core Data store: it has no Z_METADATA table", path: path)
+        var rows: [Row] = []
+        // A read-only connection can meet SQLITE_READONLY (…_RECOVERY, …_CANTINIT) for a moment
+        // while another process opens the store and sets up its -shm: it is retried for up to
+        // a second, as for SQLITE_BUSY; a store that stays so (a WAL only a writer can
+        // recover) fails as before, saying why.
+        var attempts = 0
+        while true {
+            do {
+                guard try connection.tableExists("Z_METADATA") else {
+                    throw PersistentStoreError(.notAStore, "not a Core Data store: it has no Z_METADATA table", path: path)
+                }
+                rows = try connection.query("SELECT Z_VERSION, Z_UUID, Z_PLIST FROM Z_METADATA")
+                break
+            } catch let error as SQLiteError where error.primaryCode == 8 && connection.isReadOnly && attempts < 40 {
+                attempts += 1
+                usleep(25_000)
+            } catch let error as SQLiteError {
+                throw PersistentStoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
             }
-            rows = try connection.query("SELECT Z_VERSION, Z_UUID, Z_PLIST FROM Z_METADATA")
-        } catch let error as SQLiteError {
-            throw PersistentStoreError(.notAStore, "cannot read the store: \(error.message)", path: path)
         }
         guard let row = rows.first else {
             throw PersistentStoreError(.notAStore, "not a Core Data store: Z_METADATA is empty", path: path)
