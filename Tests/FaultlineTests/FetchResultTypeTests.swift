@@ -254,7 +254,7 @@ struct FetchResultTypeTests {
         request.propertiesToFetch = ["name"]
         request.sortDescriptors = [FLSortDescriptor(key: "name")]
         request.fetchBatchSize = 5
-        let recipes = try context.fetchResults(request)
+        let recipes = try context.fetch(request)
         #expect(recipes.count == 16)
         #expect(recipes[0].value(forKey: "name") as? String == "Beef Bourguignon")
         #expect(recipes[4].value(forKey: "name") as? String != nil)

@@ -180,20 +180,16 @@ final class FaultlineBench {
         }
     }
 
-    /// Iterates every item of a batched fetch (batches of 500), reading its values: through
-    /// the lazy ``FetchedResults`` (objects made and let go of a batch at a time), or through
-    /// the array `fetch(_:)` returns (every object made at once, as faults).
-    func iterate(path: String, lazily: Bool) throws -> Int64 {
+    /// Iterates every item of a batched fetch (batches of 500), reading its values: `fetch(_:)`
+    /// returns the batch-faulting ``FetchedResults``, which makes objects a batch at a time and
+    /// lets go of the batch before.
+    func iterate(path: String) throws -> Int64 {
         let coordinator = try open(path)
         let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Item")
         request.fetchBatchSize = 500
         var check: Int64 = 0
-        if lazily {
-            for object in try context.fetchResults(request) { check &+= try Self.check(object) }
-        } else {
-            for object in try context.fetch(request) { check &+= try Self.check(object) }
-        }
+        for object in try context.fetch(request) { check &+= try Self.check(object) }
         return check
     }
 }

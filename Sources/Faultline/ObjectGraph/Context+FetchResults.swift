@@ -50,7 +50,7 @@ extension ManagedObjectContext {
         objectsRequest.relationshipKeyPathsForPrefetching = []
         objectsRequest.fetchBatchSize = 0
         if parent != nil || (request.includesPendingChanges && !touched.isEmpty) {
-            return try fetch(objectsRequest).map(\.objectID)
+            return try fetchObjects(objectsRequest).map(\.objectID)
         }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if request.includesPropertyValues {
