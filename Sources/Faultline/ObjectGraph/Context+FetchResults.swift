@@ -75,6 +75,18 @@ extension ManagedObjectContext {
         return try store.fetchDictionaries(request)
     }
 
+    /// The rows of a dictionary request as ``FetchedRows``: the same keys and values as
+    /// ``fetchDictionaries(_:)`` gives, held as Core Data holds them (the keys once, the values
+    /// by position), so that no key is hashed per row and typed reads unbox nothing. For large
+    /// results, several times faster than dictionaries to make and to read.
+    ///
+    /// - Throws: as ``fetchDictionaries(_:)``.
+    public func fetchRows(_ request: FetchRequest) throws -> FetchedRows {
+        checkAccess()
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        return try store.fetchValueRows(request)
+    }
+
     /// A dictionary fetch read a batch at a time (``FetchRequest/fetchBatchSize``), as Core
     /// Data's batch-faulting array does for objects: the fetch reads only the keys of the rows
     /// (`SELECT 0, t0.Z_PK FROM … WHERE … ORDER BY …`), and reaching a row reads its batch's
