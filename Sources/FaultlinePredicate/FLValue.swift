@@ -50,13 +50,9 @@ public enum FLValue: Sendable, Hashable {
     public init?(converting value: Any?) {
         // The common argument types first, by their exact type: no reflection, no protocol
         // look-up (a type made to conform to FLPredicateArgumentConvertible is not one of these).
-        if let value {
-            let type = Swift.type(of: value)
-            if type == String.self, let v = value as? String { self = .string(v); return }
-            if type == Int.self, let v = value as? Int { self = .int(v); return }
-            if type == Double.self, let v = value as? Double { self = .double(v); return }
-            if type == Int64.self, let v = value as? Int64 { self = .int(Int(v)); return }
-            if type == Bool.self, let v = value as? Bool { self = .bool(v); return }
+        if let value, let exact = FLValue.ofCommonType(value) {
+            self = exact
+            return
         }
         guard let value = flUnwrap(value) else { self = .null; return }
         switch value {
@@ -96,6 +92,18 @@ public enum FLValue: Sendable, Hashable {
                 return nil
             }
         }
+    }
+
+    /// A value of one of the common argument types, by its exact type: the existential is
+    /// opened (`T` is the value's dynamic type), so telling the type is comparing a pointer and
+    /// reading the value needs no dynamic cast.
+    private static func ofCommonType<T>(_ value: T) -> FLValue? {
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int.self { return .int(unsafeBitCast(value, to: Int.self)) }
+        if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+        if T.self == Int64.self { return .int(Int(unsafeBitCast(value, to: Int64.self))) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        return nil
     }
 
     /// The value as a plain Swift value for in-memory evaluation (`nil` for ``null``).

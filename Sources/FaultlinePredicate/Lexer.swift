@@ -63,8 +63,9 @@ struct FormatSpecifier: Equatable, Sendable {
 }
 
 /// Format strings already lexed (before substitution), so that making the same predicate
-/// with other arguments does not lex it again. Bounded; shared by all threads.
-final class LexedFormats: @unchecked Sendable {  // `tokens` is only touched under `lock`
+/// with other arguments does not lex it again, nor (see ``ParseTemplate``) parse it again.
+/// Bounded; shared by all threads.
+final class LexedFormats: @unchecked Sendable {  // `entries` is only touched under `lock`
     static let shared = LexedFormats()
     private let lock = NSLock()
     /// A lexed format: its tokens and, for each "(" token, the index of its ")".
@@ -72,25 +73,74 @@ final class LexedFormats: @unchecked Sendable {  // `tokens` is only touched und
         var source: String
         var tokens: [Token]
         var matchingParen: [Int: Int]
+        /// The format's predicate with its arguments left as slots, once worked out.
+        var template: ParseTemplate.State = .unknown
     }
 
-    private var entries: [String: Entry] = [:]
+    private var entries: [FormatKey: Entry] = [:]
     private let limit = 512
 
-    /// The entry of exactly this source: Swift's String equality treats canonically
-    /// equivalent texts (`é` and `e` + U+0301) as equal, so a hit is checked byte by byte.
-    func entry(for source: String) -> Entry? {
-        lock.withLock {
-            guard let entry = entries[source], entry.source.utf8.elementsEqual(source.utf8) else { return nil }
-            return entry
+    /// The entry of exactly this source (byte for byte), lexing it the first time.
+    func entry(for source: String) -> Entry {
+        let key = FormatKey(source)
+        if let entry = lock.withLock({ entries[key] }) { return entry }
+        var lexer = Lexer(source, arguments: [])
+        let raw = lexer.lex()
+        var matchingParen: [Int: Int] = [:]
+        var stack: [Int] = []
+        for (index, t) in raw.enumerated() {
+            if t.kind == .punct(.lparen) { stack.append(index) }
+            if t.kind == .punct(.rparen), let open = stack.popLast() { matchingParen[open] = index }
         }
+        let entry = Entry(source: source, tokens: raw, matchingParen: matchingParen)
+        store(entry)
+        return entry
     }
 
     func store(_ entry: Entry) {
+        let key = FormatKey(entry.source)
         lock.withLock {
-            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
-            entries[entry.source] = entry
+            if entries.count >= limit, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+            entries[key] = entry
         }
+    }
+
+    /// Records the template worked out for a format (a no-op if the entry was dropped since).
+    func setTemplate(_ template: ParseTemplate.State, for source: String) {
+        let key = FormatKey(source)
+        lock.withLock { entries[key]?.template = template }
+    }
+}
+
+/// A format string as a dictionary key: equal only to the same bytes (Swift's `String`
+/// equality treats canonically equivalent texts, `é` and `e` + U+0301, as equal, and these
+/// lex differently), hashed once over its UTF-8 bytes (``FLBytesHash``), which costs a
+/// fraction of hashing the `String`.
+struct FormatKey: Hashable {
+    let source: String
+    let bytesHash: UInt64
+
+    init(_ source: String) {
+        self.source = source
+        if let hash = source.utf8.withContiguousStorageIfAvailable({ FLBytesHash.hash(UnsafeRawBufferPointer($0)) }) {
+            bytesHash = hash
+        } else {
+            bytesHash = Array(source.utf8).withUnsafeBytes { FLBytesHash.hash($0) }
+        }
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
+
+    static func == (a: FormatKey, b: FormatKey) -> Bool {
+        guard a.bytesHash == b.bytesHash, a.source.utf8.count == b.source.utf8.count else { return false }
+        let fast = a.source.utf8.withContiguousStorageIfAvailable { x in
+            b.source.utf8.withContiguousStorageIfAvailable { y in
+                guard let p = x.baseAddress, let q = y.baseAddress else { return x.count == y.count }
+                return memcmp(p, q, x.count) == 0
+            }
+        }
+        if let fast, let equal = fast { return equal }
+        return a.source.utf8.elementsEqual(b.source.utf8)
     }
 }
 
@@ -138,29 +188,10 @@ struct Lexer {
         return c.isWhitespace
     }
 
-    /// The tokens of the source with the arguments substituted, and the index of the ")"
-    /// matching each "(" token. Lexing (which depends on the source only) is done once per
-    /// format string; substitution, every time.
-    mutating func tokenizeWithParens() throws -> (tokens: [Token], matchingParen: [Int: Int]) {
-        let entry: LexedFormats.Entry
-        if let cached = LexedFormats.shared.entry(for: source) {
-            entry = cached
-        } else {
-            let raw = lex()
-            var matchingParen: [Int: Int] = [:]
-            var stack: [Int] = []
-            for (index, t) in raw.enumerated() {
-                if t.kind == .punct(.lparen) { stack.append(index) }
-                if t.kind == .punct(.rparen), let open = stack.popLast() { matchingParen[open] = index }
-            }
-            entry = LexedFormats.Entry(source: source, tokens: raw, matchingParen: matchingParen)
-            LexedFormats.shared.store(entry)
-        }
-        return (try substituted(entry.tokens), entry.matchingParen)
-    }
-
-    /// The tokens with each `%` specifier replaced by its argument.
-    private mutating func substituted(_ raw: [Token]) throws -> [Token] {
+    /// The tokens of a lexed format with each `%` specifier replaced by its argument;
+    /// lexing (which depends on the source only) is done once per format string,
+    /// substitution every time.
+    mutating func substituted(_ raw: [Token]) throws -> [Token] {
         var tokens = raw
         for i in tokens.indices {
             switch tokens[i].kind {
@@ -487,5 +518,25 @@ struct Lexer {
         default:
             throw error("unsupported format specifier '\(spec)'", at: start)
         }
+    }
+}
+
+/// A fast hash of bytes for the caches keyed by text (format strings, predicate shapes): 8
+/// bytes at a time, multiply and shift; not for untrusted keys in long-lived tables (the
+/// caches are small and bounded).
+package enum FLBytesHash {
+    package static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+        var i = 0
+        while i + 8 <= bytes.count {
+            h = (h ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            h ^= h >> 29
+            i += 8
+        }
+        while i < bytes.count {
+            h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3
+            i += 1
+        }
+        return h ^ (h >> 32)
     }
 }

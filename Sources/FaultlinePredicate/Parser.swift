@@ -11,12 +11,26 @@ struct Parser {
     /// Index of each "(" token → index of its matching ")" token.
     var matchingParen: [Int: Int] = [:]
 
+    /// Set while parsing a ``ParseTemplate`` (arguments as slots) when the parse looked at an
+    /// argument's value (`-%@` and `CAST(%@, …)` fold constants): the tree then depends on the
+    /// arguments, and the format gets no template.
+    var inspectedArgumentSlot = false
+
     static let maxDepth = 200
 
+    /// A parser of a format string with its arguments substituted (the format lexed once,
+    /// see ``LexedFormats``).
     init(source: String, arguments: [Any?]) throws {
+        let entry = LexedFormats.shared.entry(for: source)
         var lexer = Lexer(source, arguments: arguments)
-        (self.tokens, self.matchingParen) = try lexer.tokenizeWithParens()
+        self.init(source: source, tokens: try lexer.substituted(entry.tokens), matchingParen: entry.matchingParen)
+    }
+
+    /// A parser of tokens already substituted.
+    init(source: String, tokens: [Token], matchingParen: [Int: Int]) {
         self.source = source
+        self.tokens = tokens
+        self.matchingParen = matchingParen
     }
 
     // MARK: Entry points
@@ -312,6 +326,7 @@ struct Parser {
         try enter(); defer { depth -= 1 }
         if accept(.minus) {
             let operand = try parseUnary()
+            if ParseTemplate.isSlot(operand) { inspectedArgumentSlot = true }
             switch operand.node {
             case .constant(.int(let v)) where v != Int.min: return .constant(.int(-v))
             case .constant(.double(let v)): return .constant(.double(-v))
@@ -533,6 +548,7 @@ struct Parser {
         }
         advance()
         try expect(.rparen, "to close CAST")
+        if ParseTemplate.isSlot(value) { inspectedArgumentSlot = true }
         if case .constant(let c) = value.node, let folded = try Parser.foldCast(c, type, error: { self.error($0, at: typeToken) }) {
             return .constant(folded)
         }
@@ -593,8 +609,19 @@ extension FLPredicate {
     /// Parses a format string with an argument array (`NSPredicate(format:argumentArray:)`).
     /// - Throws: ``PredicateSyntaxError`` with the column of the problem.
     public init(format: String, arguments: [Any?]) throws {
-        var parser = try Parser(source: format, arguments: arguments)
+        // A format seen before is lexed already, and usually parsed already too: its template
+        // takes the arguments (converted as the parser would) without parsing again.
+        let entry = LexedFormats.shared.entry(for: format)
+        if case .ready(let template) = entry.template, let predicate = try template.predicate(format: format, arguments: arguments) {
+            self = predicate
+            return
+        }
+        var lexer = Lexer(format, arguments: arguments)
+        var parser = Parser(source: format, tokens: try lexer.substituted(entry.tokens), matchingParen: entry.matchingParen)
         self = try parser.parsePredicateToEnd()
+        if case .unknown = entry.template {
+            LexedFormats.shared.setTemplate(ParseTemplate.state(for: entry, checkedAgainst: self, arguments: arguments), for: format)
+        }
     }
 }
 

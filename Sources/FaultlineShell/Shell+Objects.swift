@@ -52,7 +52,7 @@ extension Shell {
         statistics.fetchedEntity = entity
         for key in command.show { try checkKeyPath(key, from: entity) }
         let objects = try context.fetch(request(for: command))
-        try printObjects(objects, entity: entity, keys: command.show)
+        try printObjects(Array(objects), entity: entity, keys: command.show)
     }
 
     func count(_ command: FetchCommand) throws {

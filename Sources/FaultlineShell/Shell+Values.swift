@@ -249,7 +249,7 @@ extension Shell {
         case .properties:
             for key in command.fetch.show { try checkKeyPath(key, from: entity) }
             let objects = try context.fetch(request)
-            try printObjects(objects, entity: entity, keys: command.fetch.show.isEmpty ? command.properties : command.fetch.show)
+            try printObjects(Array(objects), entity: entity, keys: command.fetch.show.isEmpty ? command.properties : command.fetch.show)
         case .values:
             // With `batch N`, the keys first and each batch's values as the table reaches it.
             let rows = try context.fetchDictionaryBatches(request)

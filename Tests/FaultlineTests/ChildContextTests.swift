@@ -14,7 +14,7 @@ import Testing
         return (url, context, recorder)
     }
 
-    static func labels(_ objects: [ManagedObject]) -> [String] {
+    static func labels(_ objects: some Sequence<ManagedObject>) -> [String] {
         objects.map { $0.value(forKey: "label") as? String ?? "" }
     }
 

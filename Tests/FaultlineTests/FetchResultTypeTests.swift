@@ -254,7 +254,7 @@ struct FetchResultTypeTests {
         request.propertiesToFetch = ["name"]
         request.sortDescriptors = [FLSortDescriptor(key: "name")]
         request.fetchBatchSize = 5
-        let recipes = try context.fetchResults(request)
+        let recipes = try context.fetch(request)
         #expect(recipes.count == 16)
         #expect(recipes[0].value(forKey: "name") as? String == "Beef Bourguignon")
         #expect(recipes[4].value(forKey: "name") as? String != nil)
@@ -346,5 +346,59 @@ struct FetchResultTypeTests {
         grouped.propertiesToGroupBy = ["type.name"]
         grouped.sortDescriptors = []
         #expect(try context.fetchDictionaryBatches(grouped).count == context.fetchDictionaries(grouped).count)
+    }
+}
+
+/// ``FetchedRows`` against the dictionaries of the same requests: same SQL, same keys and
+/// values, NULLs absent.
+@Suite struct FetchedRowsTests {
+    /// A dictionary's values as text with their types, to compare `Any`s.
+    private func described(_ row: [String: Any]) -> [String: String] {
+        row.mapValues { "\(type(of: $0)): \($0)" }
+    }
+
+    @Test func rowsHoldWhatDictionariesHold() throws {
+        let (context, statements, _) = try openSample("Recipes")
+        var plain = FetchRequest(entityName: "Recipe")
+        plain.resultType = .dictionary
+        plain.propertiesToFetch = ["objectID", "name", "prepTime", "type", "type.name"]
+        plain.sortDescriptors = [FLSortDescriptor(key: "name")]
+        var grouped = FetchRequest(entityName: "Recipe")
+        grouped.resultType = .dictionary
+        grouped.propertiesToFetch = ["type.name", count("recipes", "name"), function("average:", "prep", "prepTime", .double)]
+        grouped.propertiesToGroupBy = ["type.name"]
+        grouped.sortDescriptors = [FLSortDescriptor(key: "type.name")]
+        var all = FetchRequest(entityName: "Ingredient")
+        all.resultType = .dictionary
+        var limited = plain
+        limited.fetchLimit = 3
+        limited.predicate = try FLPredicate(format: "name BEGINSWITH[c] %@", "c")
+        for request in [plain, grouped, all, limited] {
+            statements.removeAll()
+            let dictionaries = try context.fetchDictionaries(request)
+            let dictionarySQL = statements.sql
+            statements.removeAll()
+            let rows = try context.fetchRows(request)
+            #expect(statements.sql == dictionarySQL)
+            #expect(rows.count == dictionaries.count && !rows.isEmpty)
+            #expect(rows.map { described($0.dictionary) } == dictionaries.map(described))
+            #expect(rows.dictionaries.map(described) == dictionaries.map(described))
+            for (row, dictionary) in zip(rows, dictionaries) {
+                #expect(row.keyNames == rows.keyNames)
+                for (i, key) in row.keyNames.enumerated() {
+                    #expect(row[key].map { "\($0)" } == dictionary[key].map { "\($0)" })
+                    #expect(row[i].map { "\($0)" } == dictionary[key].map { "\($0)" })
+                }
+                #expect(row["no such key"] == nil)
+            }
+        }
+        // Typed reads: the attribute's own type, another type (nil), NULL (nil).
+        let rows = try context.fetchRows(plain)
+        let first = try #require(rows.first)
+        #expect(first["name", as: String.self] == first["name"] as? String)
+        #expect(first["name", as: Int64.self] == nil)
+        #expect(first["objectID", as: ManagedObjectID.self] == first["objectID"] as? ManagedObjectID)
+        let untyped = rows.filter { $0["type"] == nil }
+        #expect(untyped.allSatisfy { $0["type", as: ManagedObjectID.self] == nil && $0.dictionary["type"] == nil })
     }
 }

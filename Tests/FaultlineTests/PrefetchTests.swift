@@ -44,7 +44,9 @@ import Testing
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
-        let inventories = try context.fetch(request)
+        // Held in an array, the objects stay made; `FetchedResults` alone lets go of a batch
+        // when it moves on (next test).
+        let inventories = Array(try context.fetch(request))
         expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
         #expect(inventories.count == 8 && inventories.allSatisfy(\.isFault))
         #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
@@ -61,7 +63,7 @@ import Testing
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
-        let results = try context.fetchResults(request)
+        let results = try context.fetch(request)
         expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
         #expect(results.count == 8 && context.registeredObjects.isEmpty)
         var counts: [Int16?] = []
@@ -84,8 +86,51 @@ import Testing
     @Test func fetchedResultsWithoutABatchSizeAreTheFetchedObjects() throws {
         let (context, _, _) = try InventoryFaultingTests().open()
         let request = FetchRequest(entityName: "Inventory")
-        let results = try context.fetchResults(request)
-        #expect(Array(results) == (try context.fetch(request)))
+        let results = try context.fetch(request)
+        #expect(Array(results) == Array(try context.fetch(request)))
         #expect(results.allSatisfy { !$0.isFault })
+    }
+
+    @Test func aBatchedFetchMergesUnsavedChangesOfItsEntityIntoAWholeResult() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        // A change to another entity: the result stays batched (nothing made up front).
+        let shed = try context.insertObject(entityName: "Location")
+        try shed.setValue("Shed", forKey: "label")
+        let batched = try context.fetch(request)
+        #expect(batched.count == 8 && context.registeredObjects.count == 1)
+        // A change to the entity: merged, so built whole (its objects still faults).
+        let added = try context.insertObject(entityName: "Inventory")
+        statements.removeAll()
+        let merged = try context.fetch(request)
+        #expect(merged.count == 9 && merged.last === added)
+        #expect(context.registeredObjects.count == 10)
+        expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
+        #expect(merged[4].value(forKey: "count") as? Int16 == 1)
+        #expect(statements.sql.count == 2)
+        // `execute` returns the same collection.
+        context.delete(added)
+        context.delete(shed)
+        guard case .objects(let objects) = try context.execute(request) else {
+            Issue.record("execute(_:) of an object request returned something else")
+            return
+        }
+        #expect(objects.count == 8)
+    }
+
+    @Test func aBatchedFetchWithoutPropertyValuesFiresItsFaultsOneByOne() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        request.includesPropertyValues = false
+        let inventories = try context.fetch(request)
+        #expect(context.registeredObjects.isEmpty)
+        #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
+        expectSQL(statements.sql, [
+            "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK = ?",
+        ])
+        #expect(inventories[3].isFault && inventories[5].isFault)
     }
 }

@@ -95,7 +95,7 @@ public enum TortureModel {
         var request = FetchRequest(entityName: entity)
         if let format { request.predicate = try FLPredicate(format: format) }
         request.sortDescriptors = [FLSortDescriptor(key: "self")]
-        return try context.fetch(request)
+        return Array(try context.fetch(request))
     }
 
     /// Fills a new store: `groups` groups of `membersPerGroup` members (every third with a

@@ -44,7 +44,7 @@ final class Benchmarks {
         let empty = try makeStore("empty.sqlite", items: 0, owners: 0) { _ in nil }
         let pragmas = try Raw.pragmas(path: empty)
 
-        if wanted("fetch") || wanted("update") || wanted("insert") { try objectWorkloads(empty: empty) }
+        if wanted("fetch") || wanted("update") || wanted("insert") || wanted("dictionaries") { try objectWorkloads(empty: empty) }
         if wanted("faults") { try faultWorkloads() }
         var big: String?
         if wanted("predicates") || wanted("memory") || wanted("compile") {
@@ -91,6 +91,15 @@ final class Benchmarks {
                 Variant(name: "GRDB by index") { try GRDBBench.fetchByIndex(queue) },
                 Variant(name: "Faultline typed") { try self.faultline.fetchTyped(typed) },
                 Variant(name: "Faultline by key") { try self.faultline.fetch(coordinator) },
+            ])
+        }
+        if wanted("dictionaries") {
+            try harness.run("dictionary results", rounds: rounds, rows: "the same \(n) rows × 5 values as rows of values, every value read", variants: [
+                Variant(name: "raw C") { try Raw.fetchValues(raw) },
+                Variant(name: "GRDB Row by index") { try GRDBBench.fetchRows(queue) },
+                Variant(name: "Faultline dictionaries (execute, [String: Any])") { try self.faultline.fetchDictionaries(coordinator) },
+                Variant(name: "Faultline rows (fetchRows, typed by key)") { try self.faultline.fetchRows(coordinator, byPosition: false) },
+                Variant(name: "Faultline rows (fetchRows, typed by position)") { try self.faultline.fetchRows(coordinator, byPosition: true) },
             ])
         }
         if wanted("insert") {

@@ -72,6 +72,59 @@ final class FaultlineBench {
         }
     }
 
+    /// Dictionary results (`resultType` `.dictionary`, the five attributes), every value read
+    /// by key.
+    func fetchDictionaries(_ coordinator: PersistentStoreCoordinator) throws -> Sample {
+        try time {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            var request = FetchRequest(entityName: "Item")
+            request.resultType = .dictionary
+            request.propertiesToFetch = ["quantity", "score", "name", "created", "flag"]
+            guard case .dictionaries(let rows) = try context.execute(request) else { throw BenchmarkError("not dictionaries") }
+            var check: Int64 = 0
+            for row in rows {
+                guard let quantity = row["quantity"] as? Int64, let score = row["score"] as? Double, let name = row["name"] as? String,
+                    let created = row["created"] as? Date, let flag = row["flag"] as? Bool
+                else { throw BenchmarkError("a dictionary has a missing or mistyped value: \(row)") }
+                check &+= ItemValues(quantity: quantity, score: score, name: name, created: created, flag: flag).check
+            }
+            return check
+        }
+    }
+
+    /// The same request through ``FetchedRows`` (the keys once, values by position), every
+    /// value read by key as its type.
+    func fetchRows(_ coordinator: PersistentStoreCoordinator, byPosition: Bool) throws -> Sample {
+        try time {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            var request = FetchRequest(entityName: "Item")
+            request.resultType = .dictionary
+            request.propertiesToFetch = ["quantity", "score", "name", "created", "flag"]
+            var check: Int64 = 0
+            for row in try context.fetchRows(request) {
+                let values: ItemValues?
+                if byPosition {
+                    if let quantity = row[0, as: Int64.self], let score = row[1, as: Double.self], let name = row[2, as: String.self],
+                        let created = row[3, as: Date.self], let flag = row[4, as: Bool.self]
+                    {
+                        values = ItemValues(quantity: quantity, score: score, name: name, created: created, flag: flag)
+                    } else {
+                        values = nil
+                    }
+                } else if let quantity = row["quantity", as: Int64.self], let score = row["score", as: Double.self],
+                    let name = row["name", as: String.self], let created = row["created", as: Date.self], let flag = row["flag", as: Bool.self]
+                {
+                    values = ItemValues(quantity: quantity, score: score, name: name, created: created, flag: flag)
+                } else {
+                    values = nil
+                }
+                guard let values else { throw BenchmarkError("a row has a missing or mistyped value: \(row.dictionary)") }
+                check &+= values.check
+            }
+            return check
+        }
+    }
+
     func insert(path: String, count: Int) throws -> Sample {
         let coordinator = try open(path)
         let values = (1...count).map(ItemValues.init)
@@ -180,20 +233,16 @@ final class FaultlineBench {
         }
     }
 
-    /// Iterates every item of a batched fetch (batches of 500), reading its values: through
-    /// the lazy ``FetchedResults`` (objects made and let go of a batch at a time), or through
-    /// the array `fetch(_:)` returns (every object made at once, as faults).
-    func iterate(path: String, lazily: Bool) throws -> Int64 {
+    /// Iterates every item of a batched fetch (batches of 500), reading its values: `fetch(_:)`
+    /// returns the batch-faulting ``FetchedResults``, which makes objects a batch at a time and
+    /// lets go of the batch before.
+    func iterate(path: String) throws -> Int64 {
         let coordinator = try open(path)
         let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Item")
         request.fetchBatchSize = 500
         var check: Int64 = 0
-        if lazily {
-            for object in try context.fetchResults(request) { check &+= try Self.check(object) }
-        } else {
-            for object in try context.fetch(request) { check &+= try Self.check(object) }
-        }
+        for object in try context.fetch(request) { check &+= try Self.check(object) }
         return check
     }
 }

@@ -63,15 +63,15 @@ enum ShellStart {
     }
 }
 
-/// Memory: iterating every item with fetchBatchSize 500 (Faultline) or a cursor (raw C,
-/// GRDB), each in a fresh child process that reports its peak RSS (`VmHWM`).
+/// Memory: iterating every item with fetchBatchSize 500 (Faultline's `fetch(_:)`, Core Data's
+/// batch-faulting array) or a cursor (raw C, GRDB), each in a fresh child process that reports
+/// its peak RSS (`VmHWM`).
 enum MemoryWorkload {
     static let variants = [
         ("baseline", "process baseline (no work)"),
         ("raw", "raw C"),
         ("grdb", "GRDB records (cursor)"),
-        ("faultline-results", "Faultline (fetchResults(_:), fetchBatchSize 500)"),
-        ("faultline", "Faultline (fetch(_:) array, fetchBatchSize 500)"),
+        ("faultline", "Faultline (fetch(_:), fetchBatchSize 500)"),
     ]
 
     static func run(_ harness: Harness, path: String, rounds: Int, objects: Int) throws {
@@ -106,8 +106,7 @@ enum MemoryChild {
         case "baseline": check = 0
         case "raw": check = try Raw.iterate(path: path)
         case "grdb": check = try GRDBBench.iterate(path: path)
-        case "faultline-results": check = try FaultlineBench().iterate(path: path, lazily: true)
-        case "faultline": check = try FaultlineBench().iterate(path: path, lazily: false)
+        case "faultline": check = try FaultlineBench().iterate(path: path)
         default: throw BenchmarkError("unknown memory variant \(variant)")
         }
         print("\(peakRSSKilobytes()) \(check)")

@@ -132,6 +132,16 @@ enum Raw {
         }
     }
 
+    /// The values of every item (no keys): the peer of a dictionary-result fetch.
+    static func fetchValues(_ db: RawDatabase) throws -> Sample {
+        return try time {
+            let s = try db.prepare("SELECT ZQUANTITY, ZSCORE, ZNAME, ZCREATED, ZFLAG FROM ZITEM")
+            var items: [ItemValues] = []
+            while try s.step() { items.append(item(s, offset: 0)) }
+            return items.reduce(0) { $0 &+ $1.check }
+        }
+    }
+
     static func insert(path: String, count: Int) throws -> Sample {
         let db = try RawDatabase(path: path)
         let values = (1...count).map(ItemValues.init)

@@ -46,7 +46,7 @@ final class Fixture {
         }
         try context.save()
         for name in entityNames {
-            objects[name] = try context.fetch(FetchRequest(entityName: name))
+            objects[name] = Array(try context.fetch(FetchRequest(entityName: name)))
         }
     }
 

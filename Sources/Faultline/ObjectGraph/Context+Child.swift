@@ -64,7 +64,7 @@ extension ManagedObjectContext {
         var parentRequest = request
         parentRequest.includesPendingChanges = true
         let rows: [(ManagedObjectID, ParentSnapshot?)] = try parent.performAndWait {
-            try parent.fetch(parentRequest).map { ($0.objectID, $0.isFault ? nil : parent.snapshot(of: $0)) }
+            try parent.fetchObjects(parentRequest).map { ($0.objectID, $0.isFault ? nil : parent.snapshot(of: $0)) }
         }
         return rows.map { id, snapshot in
             let object = self.object(with: id)

@@ -5,19 +5,45 @@ import Foundation
 // Fetching: objects, batches, prefetching, counts.
 
 extension ManagedObjectContext {
-    /// Fetches the objects a request describes.
+    /// Fetches the objects a request describes, as Core Data's batch-faulting array.
     ///
     /// - Throws: ``FetchRequestError`` when the entity or a key path is unknown; ``PersistentStoreError`` or a
     ///   SQLite error when the store fails.
     ///
+    /// With a ``FetchRequest/fetchBatchSize`` the store reads only the objects' keys (`SELECT
+    /// 0, t0.Z_PK FROM …`), and the returned ``FetchedResults`` makes the objects a batch at a
+    /// time as it is read, letting go of the batch read before: one call does not make a
+    /// million objects. Touching one object of a batch loads the whole batch's values in one
+    /// statement. Without a batch size every object is made at once, its values loaded.
+    ///
     /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
     /// unsaved changes: deleted objects are left out, inserted objects of the entity that
-    /// match the predicate are added, and changed objects are matched again in memory.
+    /// match the predicate are added, and changed objects are matched again in memory. Such a
+    /// merged result, and any fetch of a child context (through its parent), is built whole
+    /// even with a batch size (its objects are still faults loaded a batch at a time).
     ///
     /// A request for object IDs returns the objects of the IDs (see ``fetchObjectIDs(_:)``);
     /// dictionary and count requests run through ``execute(_:)->FetchResult``.
-    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+    public func fetch(_ request: FetchRequest) throws -> FetchedResults<ManagedObject> {
         checkAccess()
+        guard request.resultType == .managedObject, request.fetchBatchSize > 0, parent == nil,
+            !(request.includesPendingChanges && hasPendingChanges(affecting: request.entityName))
+        else {
+            return FetchedResults(objects: try allObjects(request))
+        }
+        try checkGrouping(request)
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        return FetchedResults(context: self, batch: try fetchBatch(request))
+    }
+
+    /// The objects a request describes, all made at once: ``fetch(_:)-(FetchRequest)``'s result as an array,
+    /// for the context's own uses (counts, fetched properties, a child's fetch, controllers).
+    func fetchObjects(_ request: FetchRequest) throws -> [ManagedObject] {
+        checkAccess("fetch(_:)")
+        return try allObjects(request)
+    }
+
+    private func allObjects(_ request: FetchRequest) throws -> [ManagedObject] {
         switch request.resultType {
         case .managedObject: break
         case .managedObjectID: return try fetchObjectIDs(request).map { object(with: $0) }
@@ -28,6 +54,15 @@ extension ManagedObjectContext {
         let objects = try fetchFromStore(request)
         guard request.includesPendingChanges, !touched.isEmpty else { return objects }
         return try mergePendingChanges(into: objects, for: request)
+    }
+
+    /// Whether the context has unsaved changes to objects of an entity or its sub-entities:
+    /// then a fetch of it merges them into what the store returns.
+    func hasPendingChanges(affecting entityName: String) -> Bool {
+        guard !touched.isEmpty else { return false }
+        guard let entity = model.entity(named: entityName) else { return true }
+        let family = Set(model.entityAndDescendants(of: entity).map(\.name))
+        return touched.values.contains { family.contains($0.entity.name) }
     }
 
     private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {
@@ -64,7 +99,8 @@ extension ManagedObjectContext {
     func fetchBatch(_ request: FetchRequest) throws -> FaultBatch {
         FaultBatch(entityName: request.entityName, keys: try store.fetchObjectKeys(request), size: request.fetchBatchSize,
                    prefetching: request.relationshipKeyPathsForPrefetching,
-                   properties: request.resultType == .managedObject ? request.propertiesToFetch : nil)
+                   properties: request.resultType == .managedObject ? request.propertiesToFetch : nil,
+                   loadsBatches: request.includesPropertyValues)
     }
 
     /// Loads the rows of a relationship key path's destinations for `sources`, one statement
@@ -160,16 +196,15 @@ extension ManagedObjectContext {
             var fetch = request
             fetch.fetchBatchSize = 0
             fetch.relationshipKeyPathsForPrefetching = []
-            return try self.fetch(fetch).count
+            return try fetchObjects(fetch).count
         }
-        if request.includesPendingChanges, hasChanges, let entity = model.entity(named: request.entityName) {
-            let family = Set(model.entityAndDescendants(of: entity).map(\.name))
-            if touched.values.contains(where: { family.contains($0.entity.name) }) {
-                var fetch = request
-                fetch.fetchBatchSize = 0
-                fetch.relationshipKeyPathsForPrefetching = []
-                return try self.fetch(fetch).count
-            }
+        if request.includesPendingChanges, hasChanges, model.entity(named: request.entityName) != nil,
+            hasPendingChanges(affecting: request.entityName)
+        {
+            var fetch = request
+            fetch.fetchBatchSize = 0
+            fetch.relationshipKeyPathsForPrefetching = []
+            return try fetchObjects(fetch).count
         }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         return try store.count(request)

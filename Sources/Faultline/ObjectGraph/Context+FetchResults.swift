@@ -50,7 +50,7 @@ extension ManagedObjectContext {
         objectsRequest.relationshipKeyPathsForPrefetching = []
         objectsRequest.fetchBatchSize = 0
         if parent != nil || (request.includesPendingChanges && !touched.isEmpty) {
-            return try fetch(objectsRequest).map(\.objectID)
+            return try fetchObjects(objectsRequest).map(\.objectID)
         }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if request.includesPropertyValues {
@@ -73,6 +73,18 @@ extension ManagedObjectContext {
         checkAccess()
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         return try store.fetchDictionaries(request)
+    }
+
+    /// The rows of a dictionary request as ``FetchedRows``: the same keys and values as
+    /// ``fetchDictionaries(_:)`` gives, held as Core Data holds them (the keys once, the values
+    /// by position), so that no key is hashed per row and typed reads unbox nothing. For large
+    /// results, several times faster than dictionaries to make and to read.
+    ///
+    /// - Throws: as ``fetchDictionaries(_:)``.
+    public func fetchRows(_ request: FetchRequest) throws -> FetchedRows {
+        checkAccess()
+        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+        return try store.fetchValueRows(request)
     }
 
     /// A dictionary fetch read a batch at a time (``FetchRequest/fetchBatchSize``), as Core

@@ -101,7 +101,7 @@ extension ManagedObjectContext {
             }
             request.predicate = bound
         }
-        let objects = try fetch(request)
+        let objects = try fetchObjects(request)
         object.fetchedPropertyValues[property.name] = objects.map(\.objectID)
         return objects
     }

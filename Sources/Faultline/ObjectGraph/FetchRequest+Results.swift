@@ -71,7 +71,7 @@ public enum FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral, Custo
 /// What ``ManagedObjectContext/execute(_:)->FetchResult`` returns, by ``FetchRequest/resultType``.
 public enum FetchResult {
     /// Managed objects.
-    case objects([ManagedObject])
+    case objects(FetchedResults<ManagedObject>)
     /// Object IDs.
     case objectIDs([ManagedObjectID])
     /// Dictionaries, one per row; a nil value leaves its key out, as in Core Data.

@@ -1,95 +1,118 @@
 /// The objects a fetch found, as a collection that makes them a batch at a time: Core Data's
-/// batch-faulting array.
+/// batch-faulting array (`_PFBatchFaultingArray`), what ``ManagedObjectContext/fetch(_:)-(FetchRequest)``
+/// returns.
 ///
 /// With a ``FetchRequest/fetchBatchSize``, the fetch reads only the objects' keys; reaching an
 /// index makes the objects of its batch (faults, whose values load in one statement when one
 /// of them is touched), and moving to another batch lets go of the previous one's: an object
 /// nobody else holds and that has no unsaved changes leaves the context, so iterating a
-/// million objects keeps one batch in memory. Without a batch size (or when unsaved changes
-/// must be merged into the result) it holds the objects ``ManagedObjectContext/fetch(_:)-(FetchRequest)``
-/// returns.
+/// million objects keeps one batch in memory. Without a batch size it holds every object the
+/// fetch made, like an array; so does it when the result is not read from the store alone: in
+/// a child context (which fetches through its parent), or when unsaved changes to objects of
+/// the fetched entity must be merged into the result (see ``ManagedObjectContext/fetch(_:)-(FetchRequest)``).
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Item")
 /// request.fetchBatchSize = 500
-/// for item in try context.fetchResults(request) { total += item.value(forKey: "quantity") as? Int64 ?? 0 }
+/// for item in try context.fetch(request) { total += item.value(forKey: "quantity") as? Int64 ?? 0 }
+/// let first = try context.fetch(request).first          // one batch made, not all of them
+/// let all = Array(try context.fetch(request))           // every object made (and kept)
 /// ```
 ///
+/// `Element` is the class of the objects: ``ManagedObject`` for a fetch by entity name.
 /// Like its objects, the collection belongs to its context's queue.
-public final class FetchedResults: RandomAccessCollection {
-    private enum Storage {
-        case objects([ManagedObject])
-        case batched(FaultBatch)
-    }
-
-    private let context: ManagedObjectContext
-    private let storage: Storage
+public final class FetchedResults<Element: ManagedObject>: RandomAccessCollection {
+    /// Every object, when the fetch was not batched (empty when it was).
+    private let objects: [ManagedObject]
+    /// The keys and batch size of a batched fetch, and the context its objects are made in.
+    private let batch: (batch: FaultBatch, context: ManagedObjectContext)?
     /// The batch whose objects are held: its first index and its objects.
     private var current: (start: Int, objects: [ManagedObject])?
 
-    init(context: ManagedObjectContext, objects: [ManagedObject]) {
-        self.context = context
-        self.storage = .objects(objects)
+    /// All the objects of a fetch, already made.
+    init(objects: [ManagedObject]) {
+        self.objects = objects
+        self.batch = nil
     }
 
+    /// The objects of a batched fetch, made a batch at a time in `context`.
     init(context: ManagedObjectContext, batch: FaultBatch) {
-        self.context = context
-        self.storage = .batched(batch)
+        self.objects = []
+        self.batch = (batch, context)
     }
 
     /// The first index, 0.
     public var startIndex: Int { 0 }
 
     /// The number of objects.
-    public var endIndex: Int {
-        switch storage {
-        case .objects(let objects): return objects.count
-        case .batched(let batch): return batch.keys.count
-        }
-    }
+    public var endIndex: Int { batch?.batch.keys.count ?? objects.count }
+
+    /// The number of objects (without making any).
+    public var count: Int { endIndex }
+
+    /// Whether the fetch found no object.
+    public var isEmpty: Bool { endIndex == 0 }
 
     /// The object at an index; with a batch size, the objects of its batch are made (as
     /// faults) and those of the batch held before are let go.
-    public subscript(position: Int) -> ManagedObject {
-        switch storage {
-        case .objects(let objects):
-            return objects[position]
-        case .batched(let batch):
-            precondition(position >= 0 && position < batch.keys.count, "index \(position) out of range 0..<\(batch.keys.count)")
-            let range = batch.range(containing: position)
-            if let current, current.start == range.lowerBound { return current.objects[position - range.lowerBound] }
-            releaseCurrentBatch()
-            let objects = range.map { batch.object(at: $0, in: context) }
-            current = (range.lowerBound, objects)
-            return objects[position - range.lowerBound]
-        }
+    public subscript(position: Int) -> Element {
+        let object = self.object(at: position)
+        assert(object is Element, "\(object.entity.name) object is not a \(Element.self)")
+        return unsafeDowncast(object, to: Element.self)
+    }
+
+    private func object(at position: Int) -> ManagedObject {
+        guard let (batch, context) = batch else { return objects[position] }
+        precondition(position >= 0 && position < batch.keys.count, "index \(position) out of range 0..<\(batch.keys.count)")
+        let range = batch.range(containing: position)
+        if let current, current.start == range.lowerBound { return current.objects[position - range.lowerBound] }
+        context.checkAccess()
+        releaseCurrentBatch(in: context)
+        let made = range.map { batch.object(at: $0, in: context) }
+        current = (range.lowerBound, made)
+        return made[position - range.lowerBound]
     }
 
     /// Lets go of the batch held: its objects that nobody else holds leave the context.
-    private func releaseCurrentBatch() {
+    private func releaseCurrentBatch(in context: ManagedObjectContext) {
         // No local copy of the batch's objects may outlive `current`: it would hold them.
-        guard let ids = heldIDs() else { return }
+        guard let ids = current?.objects.map(\.objectID) else { return }
         current = nil
         context.forgetUnreferencedObjects(ids)
     }
 
-    private func heldIDs() -> [ManagedObjectID]? { current?.objects.map(\.objectID) }
+    /// An iterator over the objects, in order; with a batch size, batch by batch as the
+    /// subscript makes them.
+    public struct Iterator: IteratorProtocol {
+        private let results: FetchedResults
+        private var index = 0
+        private let end: Int
+
+        init(_ results: FetchedResults) {
+            self.results = results
+            self.end = results.endIndex
+        }
+
+        /// The next object, or nil after the last.
+        public mutating func next() -> Element? {
+            guard index < end else { return nil }
+            defer { index += 1 }
+            return results[index]
+        }
+    }
+
+    /// An iterator from the first object.
+    public func makeIterator() -> Iterator { Iterator(self) }
 }
 
 extension ManagedObjectContext {
-    /// Fetches the objects of a request as a ``FetchedResults`` collection: with a
-    /// ``FetchRequest/fetchBatchSize``, objects are made a batch at a time and let go of when
-    /// iteration moves on, as in Core Data's batched fetch; otherwise the same objects as
-    /// ``fetch(_:)-(FetchRequest)``.
+    /// Fetches the objects of a request; the same as ``fetch(_:)-(FetchRequest)``, under the
+    /// name `FetchedResults` first came with.
     ///
     /// - Throws: as ``fetch(_:)-(FetchRequest)``.
-    public func fetchResults(_ request: FetchRequest) throws -> FetchedResults {
-        checkAccess()
-        if request.fetchBatchSize <= 0 || parent != nil || (request.includesPendingChanges && !touched.isEmpty) {
-            return FetchedResults(context: self, objects: try fetch(request))
-        }
-        coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-        return FetchedResults(context: self, batch: try fetchBatch(request))
+    @available(*, deprecated, renamed: "fetch(_:)", message: "fetch(_:) returns the batch-faulting FetchedResults itself")
+    public func fetchResults(_ request: FetchRequest) throws -> FetchedResults<ManagedObject> {
+        try fetch(request)
     }
 
     /// Removes from the context the objects with these IDs that nothing but the context holds

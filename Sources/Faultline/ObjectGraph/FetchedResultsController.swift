@@ -78,7 +78,7 @@ public final class FetchedResultsController {
     ///
     /// - Throws: as ``ManagedObjectContext/fetch(_:)-(FetchRequest)``.
     public func performFetch() throws {
-        let objects = try context.fetch(fetchRequest)
+        let objects = try context.fetchObjects(fetchRequest)
         fetchedObjects = objects
         sections = makeSections(objects)
         lastSnapshot = snapshot
@@ -206,7 +206,7 @@ public final class FetchedResultsController {
         guard let current = fetchedObjects else { return }
         if objects.invalidatedAll != nil {
             let old = sections ?? []
-            fetchedObjects = (try? context.fetch(fetchRequest)) ?? []
+            fetchedObjects = (try? context.fetchObjects(fetchRequest)) ?? []
             sections = makeSections(fetchedObjects ?? [])
             report(from: old, changed: [])
             return

@@ -130,13 +130,17 @@ final class FaultBatch {
     let prefetching: [String]
     /// The properties each batch loads (a batched fetch of partial objects); nil for all.
     let properties: [FetchProperty]?
+    /// Whether touching a fault loads its whole batch; false for a fetch without property
+    /// values (`includesPropertyValues` false), whose faults load one by one.
+    let loadsBatches: Bool
 
-    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String], properties: [FetchProperty]? = nil) {
+    init(entityName: String, keys: ObjectKeys, size: Int, prefetching: [String], properties: [FetchProperty]? = nil, loadsBatches: Bool = true) {
         self.entityName = entityName
         self.keys = keys
         self.size = size
         self.prefetching = prefetching
         self.properties = properties
+        self.loadsBatches = loadsBatches
     }
 
     /// The indexes of the batch that holds `index`.
@@ -146,10 +150,10 @@ final class FaultBatch {
     }
 
     /// The object at `index` of the fetch: the registered one, or a fault that loads its
-    /// whole batch when touched.
+    /// whole batch when touched (see ``loadsBatches``).
     func object(at index: Int, in context: ManagedObjectContext) -> ManagedObject {
         let object = context.object(with: keys.id(at: index))
-        if object.isFault { object.batchPosition = (self, index) }
+        if loadsBatches, object.isFault { object.batchPosition = (self, index) }
         return object
     }
 }

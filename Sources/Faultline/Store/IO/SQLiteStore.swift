@@ -101,6 +101,12 @@ public final class SQLiteStore {
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
     /// ``columnList(for:)`` by entity name.
     var columnListCache: [String: String] = [:]
+    /// Compiled `WHERE` clauses by predicate shape (see ``WhereClauseCache``).
+    var whereClauseCache = WhereClauseCache()
+    /// ``entityForFetch(_:)`` by entity name: one look-up instead of two.
+    var fetchEntityCache: [String: (EntityDescription, EntityMapping)] = [:]
+    /// A fresh ``PredicateSQL`` by entity name, copied for each compile.
+    var predicateSQLCache: [String: PredicateSQL] = [:]
 
     /// Opens the store at `url` with `model`.
     ///

@@ -69,9 +69,11 @@ extension SQLiteStore {
 
     /// The entity, or a ``FetchRequestError`` in Core Data's words.
     func entityForFetch(_ name: String) throws -> (EntityDescription, EntityMapping) {
+        if let found = fetchEntityCache[name] { return found }
         guard let entity = model.entity(named: name), let entityMapping = mapping.entity(name) else {
             throw FetchRequestError("entity \(name) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
         }
+        fetchEntityCache[name] = (entity, entityMapping)
         return (entity, entityMapping)
     }
 
@@ -85,9 +87,19 @@ extension SQLiteStore {
         for request: FetchRequest, entity: EntityDescription, entityMapping: EntityMapping, idsOnly: Bool = false,
         columns: [SelectedColumn]? = nil
     ) throws -> (String, [SQLValue]) {
-        var generator = try predicateSQL(for: request.entityName)
-        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
-        let orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
+        var compiled = try compiledWhereClause(for: request, forSorting: !request.sortDescriptors.isEmpty)
+        // The SELECT of a cached clause without sorting or partial columns: built once.
+        let reusable = request.sortDescriptors.isEmpty && columns == nil ? compiled.entry : nil
+        if let select = reusable?.select, select.idsOnly == idsOnly, select.limit == request.fetchLimit, select.offset == request.fetchOffset {
+            return (select.sql, compiled.arguments)
+        }
+        var orderText: String?
+        if !request.sortDescriptors.isEmpty, var generator = compiled.generator {
+            orderText = try translatingPredicateErrors { try generator.orderByClause(request.sortDescriptors) }
+            compiled.joins = generator.joins  // sort key paths may join, or make a join outer
+            compiled.needsDistinct = generator.needsDistinct
+            compiled.arguments = generator.arguments
+        }
         let list: String
         if idsOnly {
             list = "\(entityColumn(for: entity)), t0.Z_PK"
@@ -96,34 +108,38 @@ extension SQLiteStore {
         } else {
             list = columnList(for: entity)
         }
-        // One buffer, appended to in place.
-        var sql = ""
-        sql.reserveCapacity(list.utf8.count + (whereText?.utf8.count ?? 0) + (orderText?.utf8.count ?? 0) + generator.joins.utf8.count + 64)
-        sql += generator.needsDistinct ? "SELECT DISTINCT " : "SELECT "
-        sql += list
-        sql += " FROM "
-        sql += entityMapping.table
-        sql += " t0"
-        sql += generator.joins
-        if let whereText {
-            sql += " WHERE "
-            sql += whereText
+        // The pieces, made one String at the end.
+        var sql = SQLText(pieces: 14)
+        sql.append(compiled.needsDistinct ? "SELECT DISTINCT " : "SELECT ")
+        sql.append(list)
+        sql.append(" FROM ")
+        sql.append(entityMapping.table)
+        sql.append(" t0")
+        sql.append(compiled.joins)
+        if let whereText = compiled.text {
+            sql.append(" WHERE ")
+            sql.append(whereText)
         }
         if let orderText {
-            sql += " ORDER BY "
-            sql += orderText
+            sql.append(" ORDER BY ")
+            sql.append(orderText)
         }
-        if request.fetchLimit > 0 { sql += "  LIMIT \(request.fetchLimit)" }
+        if request.fetchLimit > 0 { sql.append("  LIMIT \(request.fetchLimit)") }
         if request.fetchOffset > 0 {
-            if request.fetchLimit <= 0 { sql += "  LIMIT -1" }
-            sql += " OFFSET \(request.fetchOffset)"
+            if request.fetchLimit <= 0 { sql.append("  LIMIT -1") }
+            sql.append(" OFFSET \(request.fetchOffset)")
         }
-        return (sql, generator.arguments)
+        let text = sql.string
+        reusable?.select = (idsOnly, request.fetchLimit, request.fetchOffset, text)
+        return (text, compiled.arguments)
     }
 
     /// A predicate compiler for an entity.
     func predicateSQL(for entityName: String) throws -> PredicateSQL {
-        try translatingPredicateErrors { try PredicateSQL(mapping: mapping, entityName: entityName) }
+        if let fresh = predicateSQLCache[entityName] { return fresh }
+        let fresh = try translatingPredicateErrors { try PredicateSQL(mapping: mapping, entityName: entityName) }
+        predicateSQLCache[entityName] = fresh
+        return fresh
     }
 
     /// Runs predicate compilation, turning its errors into ``FetchRequestError``s (same words).
@@ -292,16 +308,16 @@ extension SQLiteStore {
     /// The `SELECT COUNT` of a count request and its bound values.
     func countSQL(for request: FetchRequest) throws -> (String, [SQLValue]) {
         let (_, entityMapping) = try entityForFetch(request.entityName)
-        var generator = try predicateSQL(for: request.entityName)
-        let whereText = try translatingPredicateErrors { try generator.whereClause(request.predicate, includesSubentities: request.includesSubentities) }
+        let compiled = try compiledWhereClause(for: request, forSorting: false)
+        let whereText = compiled.text
         var sql: String
-        if whereText == nil && generator.joins.isEmpty {
+        if whereText == nil && compiled.joins.isEmpty {
             sql = "SELECT COUNT(*) FROM \(entityMapping.table)"
         } else {
-            sql = "SELECT COUNT(DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0" + generator.joins
+            sql = "SELECT COUNT(DISTINCT t0.Z_PK) FROM \(entityMapping.table) t0" + compiled.joins
             if let whereText { sql += " WHERE " + whereText }
         }
-        return (sql, generator.arguments)
+        return (sql, compiled.arguments)
     }
 }
 

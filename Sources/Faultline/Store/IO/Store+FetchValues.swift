@@ -118,19 +118,36 @@ extension SQLiteStore {
         let query = try dictionaryQuery(for: request)
         let statement = try connection.cachedStatement(query.sql)
         try statement.bind(query.arguments)
+        let reader = DictionaryRowReader(items: query.items, firstColumn: 0)
         var results: [[String: Any]] = []
-        let sqlSeconds = try statement.forEachRow {
-            var row: [String: Any] = [:]
-            row.reserveCapacity(query.items.count)
-            var column = 0
-            for item in query.items {
-                if let value = decodeSelected(item.value, statement, at: column, entityName: request.entityName) { row[item.key] = value }
-                column += item.columnCount
-            }
-            results.append(row)
-        }
+        if request.fetchLimit > 0 { results.reserveCapacity(min(request.fetchLimit, 4096)) }
+        let entityName = request.entityName
+        let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
+        let sqlSeconds = try statement.forEachRow { results.append(reader.row(statement, other: other)) }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: results.count)
         return results
+    }
+
+    /// Runs a dictionary fetch into ``FetchedRows``: the values of every row in one buffer,
+    /// the keys once. Logs as ``fetchDictionaries(_:)`` does.
+    func fetchValueRows(_ request: FetchRequest) throws -> FetchedRows {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let query = try dictionaryQuery(for: request)
+        let statement = try connection.cachedStatement(query.sql)
+        try statement.bind(query.arguments)
+        let reader = DictionaryRowReader(items: query.items, firstColumn: 0)
+        let keys = FetchedRowKeys(query.items.map(\.key))
+        var values = ContiguousArray<FetchedValue>()
+        if request.fetchLimit > 0 { values.reserveCapacity(min(request.fetchLimit, 4096) * keys.names.count) }
+        var rows = 0
+        let entityName = request.entityName
+        let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
+        let sqlSeconds = try statement.forEachRow {
+            reader.append(statement, to: &values, other: other)
+            rows += 1
+        }
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows)
+        return FetchedRows(keys: keys, values: values)
     }
 
     /// Whether a dictionary fetch can be read in batches of keys: rows are objects (no
@@ -149,23 +166,16 @@ extension SQLiteStore {
         let sqlSeconds: Double = try withIntArray(keys) {
             let statement = try connection.cachedStatement(query.sql)
             try statement.bind(query.arguments)
-            return try statement.forEachRow {
-                var row: [String: Any] = [:]
-                row.reserveCapacity(query.items.count)
-                var column = 1
-                for item in query.items {
-                    if let value = decodeSelected(item.value, statement, at: column, entityName: entityName) { row[item.key] = value }
-                    column += item.columnCount
-                }
-                byKey[statement.int64(at: 0)] = row
-            }
+            let reader = DictionaryRowReader(items: query.items, firstColumn: 1)
+            let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
+            return try statement.forEachRow { byKey[statement.int64(at: 0)] = reader.row(statement, other: other) }
         }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: byKey.count)
         return keys.compactMap { byKey[$0] }
     }
 
     /// One selected value of a dictionary row (nil for NULL).
-    private func decodeSelected(_ kind: PredicateSQL.SelectedValue, _ statement: Statement, at column: Int, entityName: String) -> Any? {
+    func decodeSelected(_ kind: PredicateSQL.SelectedValue, _ statement: Statement, at column: Int, entityName: String) -> Any? {
         if statement.isNull(at: column) { return nil }
         switch kind {
         case .attribute(let type):
@@ -227,5 +237,110 @@ extension SQLiteStore {
         let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns, variant: columns.map(\.column).joined(separator: ","))
         if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
         return rows
+    }
+}
+
+/// Reads the rows of a dictionary fetch without hashing a key per row: each row starts as a
+/// copy of a template dictionary holding every key, and its values are set through the
+/// template's indices (a copy of a dictionary has its indices, and setting a value through
+/// `values` keeps them); the keys of NULL values are removed, by key, at the end. Attribute
+/// values decode by their column's storage class straight from the statement, as object rows
+/// do (``SQLiteStore/decodeRow(_:with:)``); other values as ``SQLiteStore/decodeSelected``.
+/// The plan is kept in flat arrays of plain values, so walking it per row copies nothing.
+struct DictionaryRowReader {
+    /// How a value decodes: an attribute type read directly, or ``SQLiteStore/decodeSelected``.
+    private enum Kind: UInt8 {
+        case integer64, integer32, integer16, boolean, double, float, date, string, converted, other
+    }
+
+    private let template: [String: Any]
+    private let columns: [Int]
+    private let kinds: [Kind]
+    /// For `.converted`, the attribute type; for `.other`, how ``SQLiteStore/decodeSelected`` reads it.
+    private let selected: [PredicateSQL.SelectedValue]
+    private let keys: [String]
+    private let indices: [Dictionary<String, Any>.Index]
+
+    /// A reader of rows whose first item is at column `firstColumn`.
+    init(items: [PredicateSQL.SelectItem], firstColumn: Int) {
+        var template: [String: Any] = [:]
+        template.reserveCapacity(items.count)
+        for item in items { template[item.key] = 0 }
+        var columns: [Int] = [], kinds: [Kind] = [], indices: [Dictionary<String, Any>.Index] = [], keys: [String] = []
+        var column = firstColumn
+        for item in items {
+            if let index = template.index(forKey: item.key) {
+                var kind = Kind.other
+                if case .attribute(let type) = item.value {
+                    switch type {
+                    case .integer64: kind = .integer64
+                    case .integer32: kind = .integer32
+                    case .integer16: kind = .integer16
+                    case .boolean: kind = .boolean
+                    case .double: kind = .double
+                    case .float: kind = .float
+                    case .date: kind = .date
+                    case .string: kind = .string
+                    default: kind = .converted
+                    }
+                }
+                columns.append(column)
+                kinds.append(kind)
+                indices.append(index)
+                keys.append(item.key)
+            }
+            column += item.columnCount
+        }
+        self.template = template
+        self.columns = columns
+        self.kinds = kinds
+        self.selected = items.map(\.value)
+        self.keys = keys
+        self.indices = indices
+    }
+
+    /// The statement's current row; `other` decodes values that are not attributes
+    /// (``SQLiteStore/decodeSelected``).
+    func row(_ statement: Statement, other: (PredicateSQL.SelectedValue, Int) -> Any?) -> [String: Any] {
+        var row = template
+        var nulls: [String] = []
+        for i in kinds.indices {
+            if let value = value(i, statement, other).any {
+                row.values[indices[i]] = value
+            } else {
+                nulls.append(keys[i])
+            }
+        }
+        for key in nulls { row.removeValue(forKey: key) }
+        return row
+    }
+
+    /// Appends the statement's current row's values to `values`, in the items' order.
+    func append(_ statement: Statement, to values: inout ContiguousArray<FetchedValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
+        for i in kinds.indices { values.append(value(i, statement, other)) }
+    }
+
+    private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> FetchedValue {
+        let index = columns[i]
+        let kind = kinds[i]
+        if kind == .other { return other(selected[i], index).map { .other($0) } ?? .null }
+        let storage = statement.storageClass(at: index)
+        if storage == SQLValue.nullStorageClass { return .null }
+        // The column's own class read directly; another class converts as ValueCoding does.
+        let isInteger = storage == SQLValue.integerStorageClass
+        let isNumber = isInteger || storage == SQLValue.floatStorageClass
+        switch kind {
+        case .integer64 where isInteger: return .int64(statement.int64(at: index))
+        case .integer32 where isInteger: return .int32(Int32(truncatingIfNeeded: statement.int64(at: index)))
+        case .integer16 where isInteger: return .int16(Int16(truncatingIfNeeded: statement.int64(at: index)))
+        case .boolean where isInteger: return .bool(statement.int64(at: index) != 0)
+        case .double where isNumber: return .double(statement.double(at: index))
+        case .float where isNumber: return .float(Float(statement.double(at: index)))
+        case .date where isNumber: return .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
+        case .string where storage == SQLValue.textStorageClass: return .string(statement.text(at: index))
+        default:
+            guard case .attribute(let type) = selected[i] else { return .null }
+            return ValueCoding.decode(statement.value(at: index), as: type).map { .other($0) } ?? .null
+        }
     }
 }
