@@ -223,7 +223,7 @@ extension ManagedObjectContext {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
             let all = overwrite.contains(ObjectIdentifier(object))
             let extras = writes.extra[ObjectIdentifier(object)] ?? [:]
-            func changed(_ key: String) -> Bool { all || object.storage.differs(from: object.committed, at: key) }
+            func changed(_ key: String) -> Bool { all || object.valueDiffers(forKey: key) }
             var columns: [String] = []
             var values: [SaveValue] = []
             var replacedExternal: [String] = []

@@ -64,7 +64,7 @@ extension ManagedObjectContext {
             let key = layout.names[slot]
             if layout.kinds[slot] == .toMany, object.storage[stored: slot].isNone { continue }
             if !object.isInserted, object.pendingToMany[key] == nil,
-                sameLayout ? !object.storage.differs(from: object.committed, atSlot: slot) : !object.storage.differs(from: object.committed, at: key)
+                sameLayout ? !object.valueDiffers(atSlot: slot) : !object.valueDiffers(forKey: key)
             {
                 continue
             }

@@ -95,6 +95,18 @@ extension ManagedObject {
         return result
     }
 
+    /// Whether a property's value differs from its committed one, compared in place (the two
+    /// value sets are not copied, as `storage.differs(from: committed, …)` from outside does).
+    func valueDiffers(forKey key: String) -> Bool {
+        if storage.layout === committed.layout, let slot = storage.layout.slot(of: key) { return valueDiffers(atSlot: slot) }
+        return storage.differs(from: committed, at: key)
+    }
+
+    /// ``valueDiffers(forKey:)`` by slot (the two value sets have one layout).
+    func valueDiffers(atSlot slot: Int) -> Bool {
+        storage.differs(from: committed, atSlot: slot)
+    }
+
     /// Changed properties with their stored values (IDs for relationships).
     func changedValueIDs() -> [String: Any?] {
         var result: [String: Any?] = [:]
