@@ -157,9 +157,9 @@ extension ManagedObjectContext {
         try fireFault(object)
         if relationship.isToMany {
             _ = try fireRelationshipFault(relationship, of: object)
-            return object.storage[relationship.name] as? [ManagedObjectID] ?? []
+            return object.storage.objectIDs(forKey: relationship.name) ?? []
         }
-        return (object.storage[relationship.name] as? ManagedObjectID).map { [$0] } ?? []
+        return (object.storage.objectID(forKey: relationship.name)).map { [$0] } ?? []
     }
 
     // MARK: Setting values
@@ -249,7 +249,7 @@ extension ManagedObjectContext {
 
     func setToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject?) throws {
         try fireFault(object)
-        let old = object.storage[relationship.name] as? ManagedObjectID
+        let old = object.storage.objectID(forKey: relationship.name)
         if old == destination?.objectID { return }
         willChange(object)
         object.storage[relationship.name] = destination?.objectID
@@ -259,13 +259,13 @@ extension ManagedObjectContext {
     }
 
     func addToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject) throws {
-        if let ids = object.storage[relationship.name] as? [ManagedObjectID], ids.contains(destination.objectID) { return }
+        if let ids = object.storage.objectIDs(forKey: relationship.name), ids.contains(destination.objectID) { return }
         rawAdd(destination.objectID, to: object, relationship.name)
         if let inverse = model.inverse(of: relationship) { try link(destination, inverse, to: object) }
     }
 
     func removeFromToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ destination: ManagedObject) throws {
-        if let ids = object.storage[relationship.name] as? [ManagedObjectID], !ids.contains(destination.objectID) { return }
+        if let ids = object.storage.objectIDs(forKey: relationship.name), !ids.contains(destination.objectID) { return }
         rawRemove(destination.objectID, from: object, relationship.name)
         if let inverse = model.inverse(of: relationship) { try unlink(destination, inverse, from: object.objectID) }
     }
@@ -279,7 +279,7 @@ extension ManagedObjectContext {
         for destination in objects { try addToMany(object, relationship, destination) }
         var seen: Set<ManagedObjectID> = []
         let ordered = objects.map(\.objectID).filter { seen.insert($0).inserted }
-        if relationship.isOrdered, (object.storage[relationship.name] as? [ManagedObjectID]) != ordered {
+        if relationship.isOrdered, (object.storage.objectIDs(forKey: relationship.name)) != ordered {
             willChange(object)
             object.storage[relationship.name] = ordered
         }
@@ -292,7 +292,7 @@ extension ManagedObjectContext {
             return
         }
         try fireFault(destination)
-        let previous = destination.storage[relationship.name] as? ManagedObjectID
+        let previous = destination.storage.objectID(forKey: relationship.name)
         if previous == source.objectID { return }
         if let previous, let back = model.inverse(of: relationship) {
             try unlink(self.object(with: previous), back, from: destination.objectID)
@@ -308,16 +308,16 @@ extension ManagedObjectContext {
             return
         }
         try fireFault(object)
-        guard object.storage[relationship.name] as? ManagedObjectID == id else { return }
+        guard object.storage.objectID(forKey: relationship.name) == id else { return }
         willChange(object)
         object.storage[relationship.name] = nil
     }
 
     private func rawAdd(_ id: ManagedObjectID, to object: ManagedObject, _ key: String) {
         // Already there: no change, so no undo step and nothing to version-check.
-        if let ids = object.storage[key] as? [ManagedObjectID], ids.contains(id) { return }
+        if let ids = object.storage.objectIDs(forKey: key), ids.contains(id) { return }
         willChange(object)
-        if var ids = object.storage[key] as? [ManagedObjectID] {
+        if var ids = object.storage.objectIDs(forKey: key) {
             if !ids.contains(id) { ids.append(id) }
             object.storage[key] = ids
             return
@@ -331,9 +331,9 @@ extension ManagedObjectContext {
     private func rawRemove(_ id: ManagedObjectID, from object: ManagedObject, _ key: String) {
         // Not there (a delete rule run again for a deletion a child context already applied):
         // no change, so no undo step that undoes nothing.
-        if let ids = object.storage[key] as? [ManagedObjectID], !ids.contains(id) { return }
+        if let ids = object.storage.objectIDs(forKey: key), !ids.contains(id) { return }
         willChange(object)
-        if var ids = object.storage[key] as? [ManagedObjectID] {
+        if var ids = object.storage.objectIDs(forKey: key) {
             ids.removeAll { $0 == id }
             object.storage[key] = ids
             return

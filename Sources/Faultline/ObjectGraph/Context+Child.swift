@@ -312,7 +312,7 @@ extension ManagedObjectContext {
                     for (key, change) in pending {
                         let added = change.added.map(currentID(for:))
                         let removed = Set(change.removed.map(currentID(for:)))
-                        if let ids = object.storage[key] as? [ManagedObjectID] {
+                        if let ids = object.storage.objectIDs(forKey: key) {
                             object.storage[key] = PendingToMany(added: added, removed: removed).applied(to: ids)
                             continue
                         }

@@ -161,7 +161,7 @@ extension ManagedObjectContext {
     /// The destination objects of a to-many relationship, firing its fault the first time: one
     /// SELECT of the destination IDs; the destinations are faults until touched.
     func fireRelationshipFault(_ relationship: RelationshipDescription, of object: ManagedObject) throws -> [ManagedObject] {
-        if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+        if let ids = object.storage.objectIDs(forKey: relationship.name) {
             return ids.map { self.object(with: $0) }
         }
         if parent != nil, !object.isInserted { return try relationshipFromParent(relationship, of: object) }

@@ -120,7 +120,7 @@ extension ManagedObjectContext {
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
                 let ids = level.compactMap { source in
-                    source.storage.layout.slot(of: name).flatMap { source.storage.objectID(at: $0) } ?? source.storage[name] as? ManagedObjectID
+                    source.storage.layout.slot(of: name).flatMap { source.storage.objectID(at: $0) } ?? source.storage.objectID(forKey: name)
                 }.filter { seen.insert($0).inserted }
                 let missing = ids.filter { id in
                     (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
@@ -143,7 +143,7 @@ extension ManagedObjectContext {
                     for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
                 }
                 for source in level {
-                    for id in source.storage[name] as? [ManagedObjectID] ?? [] where seen.insert(id).inserted {
+                    for id in source.storage.objectIDs(forKey: name) ?? [] where seen.insert(id).inserted {
                         next.append(object(with: id, reachedThrough: origin))
                     }
                 }

@@ -254,7 +254,7 @@ extension ManagedObjectContext {
             if let attribute = object.entity.attribute(named: property) {
                 value = ValueCoding.encode(object.storage[property], as: attribute.attributeType)
                 values[property] = (object.storage[property] ?? nil).map { "\($0)" } ?? "nil"
-            } else if let id = object.storage[property] as? ManagedObjectID {
+            } else if let id = object.storage.objectID(forKey: property) {
                 value = .integer(id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey)
                 values[property] = id.uriRepresentation
             } else {
@@ -478,8 +478,8 @@ extension ManagedObjectContext {
                 if object.pendingToMany[relationship.name] != nil { _ = try fireRelationshipFault(relationship, of: object) }
                 continue
             }
-            guard let mine = object.storage[relationship.name] as? [ManagedObjectID] else { continue }
-            let old = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+            guard let mine = object.storage.objectIDs(forKey: relationship.name) else { continue }
+            let old = object.committed.objectIDs(forKey: relationship.name) ?? []
             let stored = try store.fetchToManyIDs(relationship, of: object.objectID)
             object.committed[relationship.name] = stored
             guard !keepingWholeList else { continue }

@@ -126,14 +126,14 @@ extension ManagedObjectContext {
                     if object.committed[relationship.name] == nil, object.storage[relationship.name] == nil {
                         _ = try fireRelationshipFault(relationship, of: object)
                     }
-                    removed = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                    removed = object.committed.objectIDs(forKey: relationship.name) ?? []
                 } else {
                     if object.storage[relationship.name] == nil, relationship.isOrdered, object.pendingToMany[relationship.name] != nil {
                         _ = try fireRelationshipFault(relationship, of: object)
                     }
-                    if let ids = object.storage[relationship.name] as? [ManagedObjectID] {
+                    if let ids = object.storage.objectIDs(forKey: relationship.name) {
                         current = ids
-                        let old = object.committed[relationship.name] as? [ManagedObjectID] ?? []
+                        let old = object.committed.objectIDs(forKey: relationship.name) ?? []
                         let oldSet = Set(old), newSet = Set(ids)
                         added = ids.filter { !oldSet.contains($0) }
                         removed = old.filter { !newSet.contains($0) }
@@ -188,9 +188,9 @@ extension ManagedObjectContext {
                 case .attribute(_, let name):
                     values.append(.value(encode(object, attribute: name, plan: &plan)))
                 case .foreignKey(_, let name):
-                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.key) ?? .value(.null))
                 case .foreignEntityKey(_, let name):
-                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.entity) ?? .value(.null))
                 case .orderKey, .hiddenForeignKey:
                     values.append(extras[column.name] ?? .value(.null))
                 }
@@ -239,10 +239,10 @@ extension ManagedObjectContext {
                     }
                 case .foreignKey(_, let name):
                     guard changed(name) else { continue }
-                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.key) ?? .value(.null))
+                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.key) ?? .value(.null))
                 case .foreignEntityKey(_, let name):
                     guard changed(name) else { continue }
-                    values.append((object.storage[name] as? ManagedObjectID).map(SaveValue.entity) ?? .value(.null))
+                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.entity) ?? .value(.null))
                 case .orderKey, .hiddenForeignKey:
                     guard let value = extras[column.name] else { continue }
                     values.append(value)
@@ -283,7 +283,7 @@ extension ManagedObjectContext {
         func collect(_ object: ManagedObject, onlyChanged: Bool) {
             for relationship in object.entity.relationships where relationship.isToOne && !relationship.isTransient && model.inverse(of: relationship) == nil {
                 if onlyChanged, !object.storage.differs(from: object.committed, at: relationship.name) { continue }
-                guard let id = object.storage[relationship.name] as? ManagedObjectID, !id.isTemporaryID, !checked.contains(id) else { continue }
+                guard let id = object.storage.objectID(forKey: relationship.name), !id.isTemporaryID, !checked.contains(id) else { continue }
                 result.insert(id)
             }
         }

@@ -148,7 +148,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             }
             return value
         case .toOne:
-            guard let id = storage[slot: slot] as? ManagedObjectID else { return nil }
+            guard let id = storage.objectID(at: slot) else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
         case .toMany:
             guard let relationship = entity.relationship(named: key) else { return nil }
@@ -161,7 +161,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     private func valueByName(_ key: String, in context: ManagedObjectContext) -> Any? {
         if let relationship = entity.relationship(named: key) {
             if relationship.isToMany { return (try? context.fireRelationshipFault(relationship, of: self)) ?? [] }
-            guard let id = storage[key] as? ManagedObjectID else { return nil }
+            guard let id = storage.objectID(forKey: key) else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
         }
         if let reference = storage[key] as? ExternalBinaryDataReference {
@@ -272,9 +272,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         if isFault { try? context.fireFault(self) }
         if relationship.isToMany {
             _ = try? context.fireRelationshipFault(relationship, of: self)
-            return storage[name] as? [ManagedObjectID] ?? []
+            return storage.objectIDs(forKey: name) ?? []
         }
-        return (storage[name] as? ManagedObjectID).map { [$0] } ?? []
+        return (storage.objectID(forKey: name)).map { [$0] } ?? []
     }
 
     /// Whether a relationship's destination is not loaded yet: for a to-many, the relationship

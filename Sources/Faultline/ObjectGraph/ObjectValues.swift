@@ -104,6 +104,19 @@ struct ObjectValues: Sequence {
     @inline(__always)
     func objectIDs(at slot: Int) -> [ManagedObjectID]? { self[stored: slot].objectIDs }
 
+    /// The object ID a key holds (a to-one relationship's destination), if any: typed, no
+    /// cast out of `Any`.
+    func objectID(forKey key: String) -> ManagedObjectID? {
+        if let slot = layout.slot(of: key) { return objectID(at: slot) }
+        return extra?[key] as? ManagedObjectID
+    }
+
+    /// The object IDs a key holds (a fired to-many relationship's destinations), if any.
+    func objectIDs(forKey key: String) -> [ManagedObjectID]? {
+        if let slot = layout.slot(of: key) { return objectIDs(at: slot) }
+        return extra?[key] as? [ManagedObjectID]
+    }
+
     /// Whether no key has a value.
     var isEmpty: Bool {
         extra == nil && !(0..<slotCount).contains { !self[stored: $0].isNone }

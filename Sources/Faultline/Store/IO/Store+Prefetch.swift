@@ -70,7 +70,7 @@ extension SQLiteStore {
         if relationship.isToOne {
             sql += " FROM \(destinationMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         } else if let inverse = model.inverse(of: relationship), inverse.isToOne, let fk = destinationMapping.toOneColumns[inverse.name] {
-            owner = { ($0.values[inverse.name] as? ManagedObjectID)?.primaryKey }
+            owner = { $0.values.objectID(forKey: inverse.name)?.primaryKey }
             sql += " FROM \(destinationMapping.table) t0 WHERE  t0.\(fk.foreignKey) IN (SELECT * FROM _Z_intarray0)"
             if relationship.isOrdered, let order = fk.orderColumn { sql += " ORDER BY t0.\(order)" }
         } else if let hidden = sourceMapping.hiddenForeignKeys[relationship.name] {
