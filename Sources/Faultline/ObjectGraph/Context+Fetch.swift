@@ -119,9 +119,7 @@ extension ManagedObjectContext {
             seen.reserveCapacity(level.count)
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
-                let ids = level.compactMap { source in
-                    source.storage.layout.slot(of: name).flatMap { source.storage.objectID(at: $0) } ?? source.storage.objectID(forKey: name)
-                }.filter { seen.insert($0).inserted }
+                let ids = level.compactMap { $0.storage.objectID(forKey: name) }.filter { seen.insert($0).inserted }
                 let missing = ids.filter { id in
                     (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
                 }

@@ -75,14 +75,9 @@ extension ManagedObject {
     /// Sets a to-one relationship (its inverse follows), for a typed setter; a refused
     /// change (an object of another context) is thrown by the next save.
     public func setToOneValue<Destination: ManagedObject>(_ destination: Destination?, at index: Int, named key: String) {
-        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(destination, key) }
-        context.checkAccess()
-        do {
-            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+        changeRelationship(at: index, named: key, byKey: { try setValue(destination, forKey: key) }) { context, relationship in
             if let destination { try context.checkDestination(destination, of: relationship, in: self) }
             try context.recordingChanges { try context.setToOne(self, relationship, destination) }
-        } catch {
-            context.accessorErrors.append(error)
         }
     }
 
@@ -100,47 +95,47 @@ extension ManagedObject {
     /// Replaces the destinations of a to-many relationship (inverses follow), for a typed
     /// setter; a refused change is thrown by the next save.
     public func setToManyValue<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
-        guard index < classSlots.count, let context = managedObjectContext else { return setByKey(destinations as [ManagedObject], key) }
-        context.checkAccess()
-        do {
-            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+        changeRelationship(at: index, named: key, byKey: { try setValue(destinations as [ManagedObject], forKey: key) }) { context, relationship in
             for destination in destinations { try context.checkDestination(destination, of: relationship, in: self) }
             try context.recordingChanges { try context.replaceToMany(self, relationship, with: destinations) }
-        } catch {
-            context.accessorErrors.append(error)
         }
     }
 
     /// Adds objects to a to-many relationship (at the end of an ordered one), for the
     /// generated `addTo<Key>(_:)`; a refused change is thrown by the next save.
     public func addToManyValues<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
-        guard index < classSlots.count, let context = managedObjectContext else {
-            return byKey(key) { for destination in destinations { try addObject(destination, toRelationship: key) } }
-        }
-        context.checkAccess()
-        do {
-            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+        changeRelationship(at: index, named: key, byKey: { for destination in destinations { try addObject(destination, toRelationship: key) } }) {
+            context, relationship in
             for destination in destinations { try context.checkDestination(destination, of: relationship, in: self) }
             try context.recordingChanges {
                 for destination in destinations { try context.addToMany(self, relationship, destination) }
             }
-        } catch {
-            context.accessorErrors.append(error)
         }
     }
 
     /// Removes objects from a to-many relationship, for the generated
     /// `removeFrom<Key>(_:)`; a refused change is thrown by the next save.
     public func removeToManyValues<Destination: ManagedObject>(_ destinations: [Destination], at index: Int, named key: String) {
-        guard index < classSlots.count, let context = managedObjectContext else {
-            return byKey(key) { for destination in destinations { try removeObject(destination, fromRelationship: key) } }
-        }
-        context.checkAccess()
-        do {
-            let relationship = entity.relationships[classSlots[index] - entity.attributes.count]
+        changeRelationship(at: index, named: key, byKey: { for destination in destinations { try removeObject(destination, fromRelationship: key) } }) {
+            context, relationship in
             try context.recordingChanges {
                 for destination in destinations { try context.removeFromToMany(self, relationship, destination) }
             }
+        }
+    }
+
+    /// Runs a typed relationship change on the class's property `index` (its relationship
+    /// found by slot); an object without a slot table changes it by key instead. Errors wait
+    /// for the next save; an object in no context has no relationships to change.
+    private func changeRelationship(
+        at index: Int, named key: String, byKey fallback: () throws -> Void,
+        _ change: (ManagedObjectContext, RelationshipDescription) throws -> Void
+    ) {
+        guard let context = managedObjectContext else { return }
+        do {
+            guard index < classSlots.count else { return try fallback() }
+            context.checkAccess()
+            try change(context, entity.relationships[classSlots[index] - entity.attributes.count])
         } catch {
             context.accessorErrors.append(error)
         }
@@ -154,12 +149,5 @@ extension ManagedObject {
             return
         }
         do { try setValue(value, forKey: key) } catch { context.accessorErrors.append(error) }
-    }
-
-    /// A typed to-many change on an object without a slot table, by key; errors wait for the
-    /// next save (an object in no context has no relationships to change).
-    private func byKey(_ key: String, _ change: () throws -> Void) {
-        guard let context = managedObjectContext else { return }
-        do { try change() } catch { context.accessorErrors.append(error) }
     }
 }
