@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -64,7 +65,16 @@ final class ContextConcurrency: @unchecked Sendable {
     let owner: pthread_t
     /// Whether uses off the queue are checked (read on every use: set it before the context
     /// is used from another thread).
-    var debug: Bool
+    var debug: Bool {
+        didSet {
+            if debug != oldValue { Self.debuggingContexts.add(debug ? 1 : -1, ordering: .relaxed) }
+        }
+    }
+    /// How many living contexts have ``debug`` on. While none has, typed reads of loaded
+    /// values skip the context altogether (no weak load, no check).
+    static let debuggingContexts = Atomic<Int>(0)
+    /// Whether some context checks its uses.
+    @inline(__always) static var anyDebugging: Bool { debuggingContexts.load(ordering: .relaxed) != 0 }
     /// Called with each violation when ``debug`` is on; nil stops the process with the message.
     var violationHandler: (@Sendable (ConcurrencyViolation) -> Void)?
 
@@ -77,6 +87,7 @@ final class ContextConcurrency: @unchecked Sendable {
         self.type = type
         self.owner = pthread_self()
         self.debug = ManagedObjectContext.concurrencyDebugDefault
+        if debug { Self.debuggingContexts.add(1, ordering: .relaxed) }
         switch type {
         case .confinement: queue = nil
         case .mainQueue:
@@ -84,6 +95,10 @@ final class ContextConcurrency: @unchecked Sendable {
             DispatchQueue.main.setSpecific(key: ContextConcurrency.mainQueueKey, value: true)
         case .privateQueue: queue = DispatchQueue(label: "faultline.context")
         }
+    }
+
+    deinit {
+        if debug { Self.debuggingContexts.add(-1, ordering: .relaxed) }
     }
 
     /// Whether the calling thread may use the context now.

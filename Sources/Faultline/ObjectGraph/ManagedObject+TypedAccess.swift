@@ -41,6 +41,12 @@ extension ManagedObject {
     /// an external binary value is read from its file.
     @inline(__always)
     func storedAttribute(at index: Int, named key: String) -> StoredValue {
+        // Loaded, whole and unchecked: the slot as it is, without the context (the slow path
+        // below would find the same value, after loading the weak context reference).
+        if !isFault, partialKeys == nil, index < classSlots.count, !ContextConcurrency.anyDebugging {
+            let stored = storage[stored: classSlots[index]]
+            if case .other = stored {} else { return stored }
+        }
         guard let (slot, context) = loadedSlot(index, key) else { return StoredValue(value(forKey: key)) }
         let stored = storage[stored: slot]
         if case .other(let box) = stored, let reference = box.value as? ExternalBinaryDataReference {
