@@ -46,7 +46,7 @@ extension ManagedObjectContext {
     public func insertObject(entityName: String) throws -> ManagedObject {
         checkAccess()
         let entity = try insertableEntity(named: entityName)
-        let object = makeObject(entity: entity, objectID: ManagedObjectID(temporaryFor: entityName), isFault: false)
+        let object = makeObject(entity: entity, objectID: temporaryID(for: entityName), isFault: false)
         finishInsert(object)
         return object
     }

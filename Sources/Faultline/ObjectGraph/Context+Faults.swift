@@ -72,6 +72,32 @@ extension ManagedObjectContext {
         return object
     }
 
+    /// The object of a fetched row: the registered one (filled when it is a fault), or a
+    /// new object made with the row's values, registered in the same hash look-up.
+    func register(_ page: DecodedPage, row index: Int) -> ManagedObject {
+        let id = page.objectID(at: index)
+        var made = false
+        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
+        let object = registered(&registeredObjects[id, default: { made = true; return loadedObject(page, row: index, id: id) }()])
+        if made {
+            if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+        } else if object.isFault {
+            fill(object, from: page.storeRow(at: index))
+        }
+        return object
+    }
+
+    /// A new object holding a fetched row's values.
+    private func loadedObject(_ page: DecodedPage, row index: Int, id: ManagedObjectID) -> ManagedObject {
+        let plan = page.plans[page.rows[index].plan]
+        let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false)
+        let values = page.values(at: index)
+        object.storage = values
+        object.committed = values
+        object.rowVersion = page.rows[index].version
+        return object
+    }
+
     func register(row: StoreRow) -> ManagedObject {
         let object = registeredObject(for: row.objectID, entity: row.entity, reachedThrough: nil)
         if object.isFault { fill(object, from: row) }

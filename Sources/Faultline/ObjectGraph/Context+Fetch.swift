@@ -80,11 +80,11 @@ extension ManagedObjectContext {
         guard request.fetchBatchSize > 0 else {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
-            let rows = try store.fetchRows(request)
-            registeredObjects.reserveCapacity(registeredObjects.count + rows.count)
+            let page = try store.fetchPage(request)
+            registeredObjects.reserveCapacity(registeredObjects.count + page.count)
             var objects: [ManagedObject] = []
-            objects.reserveCapacity(rows.count)
-            for i in rows.indices { objects.append(register(row: rows[i])) }
+            objects.reserveCapacity(page.count)
+            for i in 0..<page.count { objects.append(register(page, row: i)) }
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }

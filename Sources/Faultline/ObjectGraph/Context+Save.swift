@@ -283,7 +283,7 @@ extension ManagedObjectContext {
         permanent.reserveCapacity(plan.inserts.count)
         for object in plan.inserts.map(\.object) {
             guard let key = keys[object.objectID] else { continue }
-            let id = ManagedObjectID(entityName: object.entity.name, storeIdentifier: store.identifier, primaryKey: key)
+            let id = store.objectID(entityName: object.entity.name, primaryKey: key)
             permanent[object.objectID] = id
             registeredObjects[object.objectID] = nil
             registeredObjects[id] = object

@@ -76,6 +76,7 @@ public final class ManagedObjectContext {
     /// classes when the context was made); empty when none are registered.
     let classBindings: [String: ClassBinding]
     @exclusivity(unchecked) private var lastClassBinding: (entityName: String, binding: ClassBinding?)?
+    @exclusivity(unchecked) private var lastTemporaryNames: (entityName: String, names: UInt32)?
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
@@ -100,6 +101,15 @@ public final class ManagedObjectContext {
         let binding = classBindings[entityName]
         lastClassBinding = (entityName, binding)
         return binding
+    }
+
+    /// A new temporary ID of an entity. The last entity's ``ObjectIDNames`` number is kept, as
+    /// inserts come many of one entity in a row (no lock and no hashed name for those).
+    func temporaryID(for entityName: String) -> ManagedObjectID {
+        if let last = lastTemporaryNames, last.entityName == entityName { return ManagedObjectID(temporaryNames: last.names) }
+        let names = ObjectIDNames.number(entityName: entityName, storeIdentifier: "")
+        lastTemporaryNames = (entityName, names)
+        return ManagedObjectID(temporaryNames: names)
     }
 
     /// A new object of an entity, of the entity's registered class if it has one.

@@ -5,40 +5,67 @@ import Foundation
 /// Object IDs are values that may cross between contexts and threads; objects may not.
 /// A saved object's URI is Core Data's `x-coredata://<store UUID>/<Entity>/p<Z_PK>`; an
 /// unsaved object has a temporary ID, `x-coredata:///<Entity>/t<UUID><number>`.
+///
+/// An ID is 16 bytes of plain data: the (entity, store) pair is a number in a process-wide
+/// table (``ObjectIDNames``) and the key is the other word, so copying, hashing and comparing
+/// IDs — which a context does for every object it registers — touches no reference count and
+/// compares no string (Core Data's IDs are likewise a key and a pointer to a shared entity).
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The (entity, store) pair, as a number of ``ObjectIDNames``.
+    let names: UInt32
+    /// 1 for a temporary ID, 0 for a permanent one.
+    private let temporaryFlag: UInt32
+    /// The primary key of a permanent ID; the number of a temporary one.
+    private let number: Int64
+
     /// The entity name.
-    public let entityName: String
+    public var entityName: String { ObjectIDNames.names(at: names).entityName }
     /// The store UUID (empty for temporary IDs).
-    public let storeIdentifier: String
+    public var storeIdentifier: String { ObjectIDNames.names(at: names).storeIdentifier }
     /// The primary key (`Z_PK`); 0 for a temporary ID.
-    public let primaryKey: Int64
+    public var primaryKey: Int64 { temporaryFlag == 0 ? number : 0 }
     /// The number of a temporary ID (0 for a permanent one): unique in the process.
-    private let temporaryNumber: UInt64
+    private var temporaryNumber: UInt64 { temporaryFlag == 0 ? 0 : UInt64(bitPattern: number) }
 
     /// The temporary identifier of an unsaved object, as Core Data makes them: a UUID chosen
     /// once per process followed by a counter (`3F2A…-9C1D42`).
     public var temporaryIdentifier: String? {
-        temporaryNumber == 0 ? nil : TemporaryIDs.prefix + String(temporaryNumber)
+        temporaryFlag == 0 ? nil : TemporaryIDs.prefix + String(temporaryNumber)
     }
 
     /// A permanent ID for a stored row.
     public init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
-        self.primaryKey = primaryKey
-        self.temporaryNumber = 0
+        self.init(names: ObjectIDNames.number(entityName: entityName, storeIdentifier: storeIdentifier), primaryKey: primaryKey)
+    }
+
+    /// A permanent ID whose (entity, store) pair is numbered already: no look-up.
+    @inline(__always)
+    init(names: UInt32, primaryKey: Int64) {
+        self.names = names
+        self.temporaryFlag = 0
+        self.number = primaryKey
     }
 
     /// A new temporary ID for an unsaved object.
     public init(temporaryFor entityName: String) {
-        self.entityName = entityName
-        self.storeIdentifier = ""
-        self.primaryKey = 0
-        self.temporaryNumber = TemporaryIDs.next()
+        self.init(temporaryNames: ObjectIDNames.number(entityName: entityName, storeIdentifier: ""))
+    }
+
+    /// A new temporary ID whose (entity, "") pair is numbered already.
+    init(temporaryNames names: UInt32) {
+        self.names = names
+        self.temporaryFlag = 1
+        self.number = Int64(bitPattern: TemporaryIDs.next())
+    }
+
+    private init(names: UInt32, temporaryNumber: UInt64) {
+        self.names = names
+        self.temporaryFlag = temporaryNumber == 0 ? 0 : 1
+        self.number = Int64(bitPattern: temporaryNumber)
     }
 
     /// Whether the ID is temporary (the object was never saved).
-    public var isTemporaryID: Bool { temporaryNumber != 0 }
+    public var isTemporaryID: Bool { temporaryFlag != 0 }
 
     /// Core Data's URI form.
     public var uriRepresentation: String {
@@ -46,12 +73,18 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)"
     }
 
-    /// Hashes the key and the temporary number only: IDs are hashed for every object a
+    /// Equal IDs have the same pair number (the table gives one number per pair) and key.
+    @inline(__always)
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        lhs.number == rhs.number && lhs.names == rhs.names && lhs.temporaryFlag == rhs.temporaryFlag
+    }
+
+    /// Hashes the key and the temporary flag only: IDs are hashed for every object a
     /// context registers, and one word is the cheapest to hash. Equality still compares the
     /// entity and the store; IDs of different entities with the same key share a hash (a
     /// store has few entities, so few collide).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: primaryKey) ^ (temporaryNumber &* 0x9E37_79B9_7F4A_7C15))
+        hasher.combine(UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
@@ -61,7 +94,87 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 /// Object IDs encode and decode (as SwiftData's `PersistentIdentifier` does), so a `#Predicate`
 /// can capture one: `#Predicate<Ingredient> { $0.recipe?.objectID == recipeID }`. A temporary
 /// ID decodes to the same ID only in the process that made it.
-extension ManagedObjectID: Codable {}
+extension ManagedObjectID: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case entityName, storeIdentifier, primaryKey, temporaryNumber
+    }
+
+    /// Decodes an ID from its entity name, store identifier, primary key and temporary number.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let entityName = try container.decode(String.self, forKey: .entityName)
+        let storeIdentifier = try container.decode(String.self, forKey: .storeIdentifier)
+        let primaryKey = try container.decode(Int64.self, forKey: .primaryKey)
+        let temporaryNumber = try container.decode(UInt64.self, forKey: .temporaryNumber)
+        let names = ObjectIDNames.number(entityName: entityName, storeIdentifier: storeIdentifier)
+        self = temporaryNumber == 0 ? ManagedObjectID(names: names, primaryKey: primaryKey) : ManagedObjectID(names: names, temporaryNumber: temporaryNumber)
+    }
+
+    /// Encodes the ID's entity name, store identifier, primary key and temporary number.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entityName, forKey: .entityName)
+        try container.encode(storeIdentifier, forKey: .storeIdentifier)
+        try container.encode(primaryKey, forKey: .primaryKey)
+        try container.encode(temporaryNumber, forKey: .temporaryNumber)
+    }
+}
+
+/// The (entity name, store identifier) pairs of object IDs, numbered for the process: an ID
+/// holds the number. Pairs are added, never removed (a process sees few: entities × stores).
+///
+/// Numbering takes a lock; reading a pair by number does not. Entries live in chunks that
+/// never move or change once written, and a number reaches a reader only through an ID made
+/// after its entry was written (under the lock, or handed over between threads, which
+/// synchronises), so the reader sees the entry.
+enum ObjectIDNames {
+    struct Pair: Hashable {
+        let entityName: String
+        let storeIdentifier: String
+    }
+
+    private static let chunkSize = 1024
+    private static let chunkCount = 4096
+    private static let lock = NSLock()
+    // Written only under `lock`; entries and chunk pointers are immutable once published.
+    nonisolated(unsafe) private static var numbers: [Pair: UInt32] = [:]
+    nonisolated(unsafe) private static var count = 0
+    nonisolated(unsafe) private static let chunks: UnsafeMutablePointer<UnsafeMutablePointer<Pair>?> = {
+        let chunks = UnsafeMutablePointer<UnsafeMutablePointer<Pair>?>.allocate(capacity: chunkCount)
+        chunks.initialize(repeating: nil, count: chunkCount)
+        return chunks
+    }()
+
+    /// The number of a pair, numbering it if it is new.
+    static func number(entityName: String, storeIdentifier: String) -> UInt32 {
+        let pair = Pair(entityName: entityName, storeIdentifier: storeIdentifier)
+        return lock.withLock {
+            if let number = numbers[pair] { return number }
+            let index = count
+            // 4 million pairs: an (entity, store) pair per store opened and entity in it.
+            precondition(index < chunkSize * chunkCount, "more than \(chunkSize * chunkCount) (entity, store) pairs in one process")
+            let chunk: UnsafeMutablePointer<Pair>
+            if let existing = chunks[index / chunkSize] {
+                chunk = existing
+            } else {
+                chunk = .allocate(capacity: chunkSize)
+                chunks[index / chunkSize] = chunk
+            }
+            (chunk + index % chunkSize).initialize(to: pair)
+            count += 1
+            numbers[pair] = UInt32(index)
+            return UInt32(index)
+        }
+    }
+
+    /// The pair of a number given out by ``number(entityName:storeIdentifier:)``.
+    @inline(__always)
+    static func names(at number: UInt32) -> Pair {
+        let index = Int(number)
+        guard let chunk = chunks[index / chunkSize] else { return Pair(entityName: "", storeIdentifier: "") }
+        return chunk[index % chunkSize]
+    }
+}
 
 /// The source of temporary IDs: one UUID per process and a counter.
 private enum TemporaryIDs {

@@ -20,9 +20,8 @@ enum StoredValue {
     case string(String)
     case data(Data)
     case uuid(UUID)
-    /// A to-one relationship's destination (or an objectID attribute's), boxed: an ID is
-    /// larger than the other payloads.
-    indirect case objectID(ManagedObjectID)
+    /// A to-one relationship's destination (or an objectID attribute's): 16 bytes, inline.
+    case objectID(ManagedObjectID)
     /// A fired to-many relationship's destinations, in order.
     case objectIDs([ManagedObjectID])
     /// Any other value, boxed.

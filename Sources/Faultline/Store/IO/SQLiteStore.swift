@@ -79,7 +79,17 @@ public final class SQLiteStore {
     /// How the model maps onto the tables.
     public let mapping: SchemaMapping
     /// The store UUID (`Z_UUID`), the host part of object URIs.
-    @exclusivity(unchecked) public private(set) var identifier: String
+    @exclusivity(unchecked) public private(set) var identifier: String {
+        didSet {
+            idNamesByEntityName.removeAll()
+            idNamesByEntityNumber.removeAll()
+            decodePlanCache.removeAll()
+        }
+    }
+    /// The numbers of (entity, this store) pairs in ``ObjectIDNames``, by entity name and by
+    /// entity number (`Z_ENT`): IDs made while decoding rows look their pair up here.
+    @exclusivity(unchecked) var idNamesByEntityName: [String: UInt32] = [:]
+    @exclusivity(unchecked) var idNamesByEntityNumber: [Int: UInt32] = [:]
     /// The metadata property list (`Z_PLIST`).
     public private(set) var metadata: [String: Any]
     /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those

@@ -6,6 +6,29 @@ import Foundation
 // value is decoded), cached, and the decoder that runs it over a statement's rows.
 
 extension SQLiteStore {
+    /// The ``ObjectIDNames`` number of an entity of this store, for making its IDs.
+    func idNames(entityName: String) -> UInt32 {
+        if let number = idNamesByEntityName[entityName] { return number }
+        let number = ObjectIDNames.number(entityName: entityName, storeIdentifier: identifier)
+        idNamesByEntityName[entityName] = number
+        return number
+    }
+
+    /// The ``ObjectIDNames`` number of the entity with a `Z_ENT` number; nil when the
+    /// mapping has no such entity.
+    func idNames(entityNumber: Int) -> UInt32? {
+        if let number = idNamesByEntityNumber[entityNumber] { return number }
+        guard let name = mapping.entityNames[entityNumber] else { return nil }
+        let number = idNames(entityName: name)
+        idNamesByEntityNumber[entityNumber] = number
+        return number
+    }
+
+    /// A permanent ID of an entity of this store.
+    func objectID(entityName: String, primaryKey: Int64) -> ManagedObjectID {
+        ManagedObjectID(names: idNames(entityName: entityName), primaryKey: primaryKey)
+    }
+
     /// A decoder for the rows of a SELECT of an entity's `columns` (after `Z_ENT` or 0, `Z_PK`,
     /// `Z_OPT`); make one per statement run.
     /// `variant` names a column list other than the entity's own (a partial fetch), so its
@@ -24,7 +47,7 @@ extension SQLiteStore {
         decodeValues(statement, plan: plan, into: &slots, at: 0)
         return StoreRow(
             entity: plan.rowEntity,
-            objectID: ManagedObjectID(entityName: plan.rowEntityName, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)),
+            objectID: ManagedObjectID(names: plan.rowNames, primaryKey: statement.int64(at: 1)),
             version: statement.int64(at: 2), values: ObjectValues(layout: plan.layout, slots: slots))
     }
 
@@ -32,23 +55,31 @@ extension SQLiteStore {
     /// values point at: one buffer for the lot, not one per row. Returns the time spent in
     /// SQLite, as ``Statement/forEachRow(_:)``.
     func decodeRows(_ statement: Statement, with decoder: RowDecoder, into rows: inout [StoreRow]) throws -> Double {
+        var page = DecodedPage()
+        let sqlSeconds = try decodePage(statement, with: decoder, into: &page)
+        rows.reserveCapacity(rows.count + page.count)
+        for index in 0..<page.count { rows.append(page.storeRow(at: index)) }
+        return sqlSeconds
+    }
+
+    /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
+    func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage) throws -> Double {
         var values = ContiguousArray<StoredValue>()
-        var found: [(plan: DecodePlan, primaryKey: Int64, version: Int64, base: Int)] = []
+        var rows: [DecodedPage.Row] = []
+        var plans: [DecodePlan] = [decoder.plan]
         let sqlSeconds = try statement.forEachRow {
             let plan = rowPlan(statement, with: decoder)
+            var planIndex = 0
+            if plan !== decoder.plan {
+                planIndex = plans.firstIndex { $0 === plan } ?? plans.count
+                if planIndex == plans.count { plans.append(plan) }
+            }
             let base = values.count
             for _ in 0..<plan.layout.count { values.append(.none) }
             decodeValues(statement, plan: plan, into: &values, at: base)
-            found.append((plan, statement.int64(at: 1), statement.int64(at: 2), base))
+            rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, plan: planIndex))
         }
-        let page = RowPage(values: values)
-        rows.reserveCapacity(rows.count + found.count)
-        for row in found {
-            rows.append(StoreRow(
-                entity: row.plan.rowEntity,
-                objectID: ManagedObjectID(entityName: row.plan.rowEntityName, storeIdentifier: identifier, primaryKey: row.primaryKey),
-                version: row.version, values: ObjectValues(layout: row.plan.layout, page: page, base: row.base)))
-        }
+        page = DecodedPage(page: RowPage(values: values), plans: plans, rows: rows)
         return sqlSeconds
     }
 
@@ -92,11 +123,11 @@ extension SQLiteStore {
             case .date where isNumber: slots[slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
             case .string where storage == SQLValue.textStorageClass: slots[slot] = .string(statement.text(at: index))
             case .toOne(let destination, let entityColumn):
-                var name = destination
-                if let entityColumn, !statement.isNull(at: entityColumn), let actual = mapping.entityNames[Int(statement.int64(at: entityColumn))] {
-                    name = actual
+                var names = destination
+                if let entityColumn, !statement.isNull(at: entityColumn), let actual = idNames(entityNumber: Int(statement.int64(at: entityColumn))) {
+                    names = actual
                 }
-                slots[slot] = .objectID(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: index)))
+                slots[slot] = .objectID(ManagedObjectID(names: names, primaryKey: statement.int64(at: index)))
             case .externalBinary:
                 slots[slot] = StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
             default:
@@ -124,12 +155,48 @@ extension SQLiteStore {
                 guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
                     let declared = rowEntity.relationship(named: relationship.name)
                 else { continue }
-                steps.append(.init(column: i + 3, slot: slot, kind: .toOne(destination: declared.destinationEntityName, entityColumn: entityColumns[relationship.name])))
+                steps.append(.init(column: i + 3, slot: slot, kind: .toOne(destination: idNames(entityName: declared.destinationEntityName), entityColumn: entityColumns[relationship.name])))
             }
         }
-        let plan = DecodePlan(rowEntity: rowEntity, rowEntityName: rowEntity.name, layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
+        let plan = DecodePlan(rowEntity: rowEntity, rowEntityName: rowEntity.name, rowNames: idNames(entityName: rowEntity.name), layout: layout, entityNumber: mapping.entity(rowEntity.name)?.entityNumber ?? -1, steps: steps)
         decodePlanCache[key] = plan
         return plan
+    }
+}
+
+/// The rows of one run of a SELECT, decoded into one ``RowPage``: per row its key, version,
+/// place in the page and plan. Objects are made straight from it (no ``StoreRow`` each).
+struct DecodedPage {
+    struct Row {
+        var primaryKey: Int64
+        var version: Int64
+        var base: Int
+        /// The index of the row's plan in ``plans`` (0: the fetched entity's).
+        var plan: Int
+    }
+
+    var page = RowPage(values: [])
+    var plans: [DecodePlan] = []
+    var rows: [Row] = []
+
+    var count: Int { rows.count }
+
+    /// The ID of row `index`.
+    @inline(__always)
+    func objectID(at index: Int) -> ManagedObjectID {
+        ManagedObjectID(names: plans[rows[index].plan].rowNames, primaryKey: rows[index].primaryKey)
+    }
+
+    /// The values of row `index`, pointing into the page.
+    @inline(__always)
+    func values(at index: Int) -> ObjectValues {
+        ObjectValues(layout: plans[rows[index].plan].layout, page: page, base: rows[index].base)
+    }
+
+    /// Row `index` as a ``StoreRow``.
+    func storeRow(at index: Int) -> StoreRow {
+        let plan = plans[rows[index].plan]
+        return StoreRow(entity: plan.rowEntity, objectID: objectID(at: index), version: rows[index].version, values: values(at: index))
     }
 }
 
@@ -151,7 +218,8 @@ final class DecodePlan {
         /// Binary data that may be stored externally: a marker byte, then the bytes or the
         /// name of a file (see ``ValueCoding/decodeExternalBinary(_:storeURL:)``).
         case externalBinary
-        case toOne(destination: String, entityColumn: Int?)
+        /// A to-one's key; `destination` is the declared destination's ``ObjectIDNames`` number.
+        case toOne(destination: UInt32, entityColumn: Int?)
 
         /// The attribute type decoded (`.objectID` for a to-one's key).
         var attributeType: AttributeType {
@@ -193,13 +261,16 @@ final class DecodePlan {
 
     let rowEntity: EntityDescription
     let rowEntityName: String
+    /// The ``ObjectIDNames`` number of the row entity in this store.
+    let rowNames: UInt32
     let layout: PropertyLayout
     let entityNumber: Int
     let steps: [Step]
 
-    init(rowEntity: EntityDescription, rowEntityName: String, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
+    init(rowEntity: EntityDescription, rowEntityName: String, rowNames: UInt32, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
         self.rowEntity = rowEntity
         self.rowEntityName = rowEntityName
+        self.rowNames = rowNames
         self.layout = layout
         self.entityNumber = entityNumber
         self.steps = steps

@@ -203,9 +203,13 @@ extension SQLiteStore {
             if mixed { entityNumbers.append(Int32(truncatingIfNeeded: statement.int64(at: 0))) }
         }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: primaryKeys.count)
+        var namesByEntityNumber: [Int32: UInt32] = [:]
+        if mixed {
+            for number in mapping.entityNames.keys { namesByEntityNumber[Int32(truncatingIfNeeded: number)] = idNames(entityNumber: number) }
+        }
         return ObjectKeys(
-            entityName: entity.name, storeIdentifier: identifier, primaryKeys: primaryKeys,
-            entityNumbers: mixed ? entityNumbers : nil, entityNames: mapping.entityNames)
+            names: idNames(entityName: entity.name), primaryKeys: primaryKeys,
+            entityNumbers: mixed ? entityNumbers : nil, namesByEntityNumber: namesByEntityNumber)
     }
 
     /// Core Data's level-2 line after a fetch, and from level 3 the same with the rows' values.
@@ -234,6 +238,23 @@ extension SQLiteStore {
         let rows = try selectRows(sql: sql, arguments: arguments, entity: entity, columns: columns)
         if connection.isTraced { logFetchDetails(entity: entity.name, sql: sql, rows: rows) }
         return rows
+    }
+
+    /// ``fetchRows(_:)`` into one decoded page, for a context to make its objects from.
+    func fetchPage(_ request: FetchRequest) throws -> DecodedPage {
+        let (entity, entityMapping) = try entityForFetch(request.entityName)
+        let columns = selectedColumns(for: entity)
+        let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let statement = try connection.cachedStatement(sql)
+        try statement.bind(arguments)
+        var page = DecodedPage()
+        let sqlSeconds = try decodePage(statement, with: rowDecoder(for: entity, columns: columns), into: &page)
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
+        if connection.isTraced {
+            logFetchDetails(entity: entity.name, sql: sql, rows: (0..<page.count).map { page.storeRow(at: $0) })
+        }
+        return page
     }
 
     /// The start of Core Data's SELECT for the rows of an entity: `SELECT 0, t0.Z_PK, t0.Z_OPT, …`.
@@ -325,26 +346,26 @@ extension SQLiteStore {
 /// an entity number each when the entity has sub-entities. IDs are made when asked for, so a
 /// fetch of a million objects holds 8 MB of keys, not a million IDs.
 final class ObjectKeys {
-    let entityName: String
-    let storeIdentifier: String
+    /// The ``ObjectIDNames`` number of the fetched entity in the store.
+    let names: UInt32
     let primaryKeys: [Int64]
     let entityNumbers: [Int32]?
-    let entityNames: [Int: String]
+    /// The ``ObjectIDNames`` numbers of the store's entities by `Z_ENT` (for sub-entity rows).
+    let namesByEntityNumber: [Int32: UInt32]
 
-    init(entityName: String, storeIdentifier: String, primaryKeys: [Int64], entityNumbers: [Int32]?, entityNames: [Int: String]) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
+    init(names: UInt32, primaryKeys: [Int64], entityNumbers: [Int32]?, namesByEntityNumber: [Int32: UInt32]) {
+        self.names = names
         self.primaryKeys = primaryKeys
         self.entityNumbers = entityNumbers
-        self.entityNames = entityNames
+        self.namesByEntityNumber = namesByEntityNumber
     }
 
     var count: Int { primaryKeys.count }
 
     /// The ID of the object at `index`.
     func id(at index: Int) -> ManagedObjectID {
-        var name = entityName
-        if let entityNumbers, let actual = entityNames[Int(entityNumbers[index])] { name = actual }
-        return ManagedObjectID(entityName: name, storeIdentifier: storeIdentifier, primaryKey: primaryKeys[index])
+        var names = self.names
+        if let entityNumbers, let actual = namesByEntityNumber[entityNumbers[index]] { names = actual }
+        return ManagedObjectID(names: names, primaryKey: primaryKeys[index])
     }
 }

@@ -193,16 +193,16 @@ extension SQLiteStore {
             }
             return ValueCoding.decode(value, as: type)
         case .object(let destination, let entityColumn):
-            var name = destination
-            if entityColumn, !statement.isNull(at: column + 1), let actual = mapping.entityNames[Int(statement.int64(at: column + 1))] {
-                name = actual
+            var names = idNames(entityName: destination)
+            if entityColumn, !statement.isNull(at: column + 1), let actual = idNames(entityNumber: Int(statement.int64(at: column + 1))) {
+                names = actual
             }
-            return ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: column))
+            return ManagedObjectID(names: names, primaryKey: statement.int64(at: column))
         case .objectID(let entityColumn):
             let key = statement.int64(at: entityColumn ? column + 1 : column)
-            var name = entityName
-            if entityColumn, let actual = mapping.entityNames[Int(statement.int64(at: column))] { name = actual }
-            return ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: key)
+            var names = idNames(entityName: entityName)
+            if entityColumn, let actual = idNames(entityNumber: Int(statement.int64(at: column))) { names = actual }
+            return ManagedObjectID(names: names, primaryKey: key)
         }
     }
 

@@ -61,9 +61,9 @@ extension SQLiteStore {
     func readObjectIDs(_ statement: Statement, entity: EntityDescription) throws -> [ManagedObjectID] {
         var ids: [ManagedObjectID] = []
         while try statement.step() {
-            var name = entity.name
-            if entity.hasSubentities, let actual = mapping.entityNames[Int(statement.int64(at: 0))] { name = actual }
-            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: statement.int64(at: 1)))
+            var names = idNames(entityName: entity.name)
+            if entity.hasSubentities, let actual = idNames(entityNumber: Int(statement.int64(at: 0))) { names = actual }
+            ids.append(ManagedObjectID(names: names, primaryKey: statement.int64(at: 1)))
         }
         return ids
     }
