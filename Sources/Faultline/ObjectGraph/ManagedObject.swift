@@ -12,8 +12,16 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public let entity: EntityDescription
     /// The object's identity.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
-    /// The context the object belongs to (nil once it is removed from it).
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context the object belongs to (nil once it is removed from it, or once the
+    /// context is gone).
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        @inline(__always) get { contextLink?.context }
+        set { contextLink = newValue?.link }
+    }
+    /// The link to the context, shared by all its objects: the context clears it when it
+    /// goes, so no object needs a weak reference (a weak reference costs a side table on the
+    /// context, which makes every retain of it slow, and an atomic load on every read).
+    @exclusivity(unchecked) var contextLink: ContextLink?
     /// Whether the object's values are not loaded yet.
     @exclusivity(unchecked) public internal(set) var isFault: Bool
     /// The row version (`Z_OPT`) the values were read at.
@@ -60,7 +68,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
         self.entity = entity
         self.objectID = objectID
-        self.managedObjectContext = context
+        self.contextLink = context?.link
         self.isFault = isFault
         self.storage = ObjectValues(layout: entity.propertyLayout)
         self.committed = storage

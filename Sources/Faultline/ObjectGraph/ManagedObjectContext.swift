@@ -84,6 +84,9 @@ public final class ManagedObjectContext {
     /// are not changes (Core Data turns change processing off around it).
     @exclusivity(unchecked) var awakeningFromFetch = 0
 
+    /// What the context's objects reach it through (see ``ManagedObject/managedObjectContext``).
+    let link = ContextLink()
+
     /// The one designated initializer; the public ones are in `Context+Concurrency.swift`
     /// and `Context+Child.swift`.
     init(coordinator: PersistentStoreCoordinator, parent: ManagedObjectContext?, concurrencyType: ConcurrencyType) {
@@ -91,6 +94,7 @@ public final class ManagedObjectContext {
         self.parent = parent
         self.concurrency = ContextConcurrency(type: concurrencyType)
         self.classBindings = coordinator.classBindingsForNewContext()
+        link.context = self
     }
 
     /// The binding of an entity: the last one looked up is kept, as fetches make many objects
@@ -123,6 +127,7 @@ public final class ManagedObjectContext {
     }
 
     deinit {
+        link.context = nil
         if let automaticMergeObserver { NotificationCenter.default.removeObserver(automaticMergeObserver) }
         streams.finish()
     }
@@ -130,6 +135,14 @@ public final class ManagedObjectContext {
     var store: SQLiteStore { coordinator.store }
     var model: ManagedObjectModel { coordinator.model }
 
+}
+
+/// A context as its objects hold it: one per context, shared by its objects, cleared by the
+/// context's `deinit`, so an object outliving its context sees nil (as a weak reference
+/// would) while reading it costs a plain load.
+final class ContextLink {
+    /// The context; nil once it is gone. Set only by the context (its init and deinit).
+    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.
