@@ -72,30 +72,30 @@ extension ManagedObjectContext {
         return object
     }
 
-    /// The object of a fetched row: the registered one (filled when it is a fault), or a
-    /// new object made with the row's values, registered in the same hash look-up.
-    func register(_ page: DecodedPage, row index: Int) -> ManagedObject {
-        let id = page.objectID(at: index)
-        var made = false
-        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
-        let object = registered(&registeredObjects[id, default: { made = true; return loadedObject(page, row: index, id: id) }()])
-        if made {
-            if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
-        } else if object.isFault {
-            fill(object, from: page.storeRow(at: index))
+    /// The objects of a fetched page, in order: for each row the registered object (filled
+    /// when it is a fault), or a new object made with the row's values and registered.
+    /// One loop with the page's parts held once: per row, no reference count moves but the
+    /// object's own.
+    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject]) {
+        let page = decoded.page
+        let plans = decoded.plans
+        let hooks = !classBindings.isEmpty
+        registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
+        objects.reserveCapacity(objects.count + decoded.count)
+        for (index, row) in decoded.rows.enumerated() {
+            let plan = plans[row.plan]
+            let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
+            if let existing = registeredObjects[id] {
+                if existing.isFault { fill(existing, from: decoded.storeRow(at: index)) }
+                objects.append(existing)
+                continue
+            }
+            let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false)
+            object.setLoadedValues(ObjectValues(layout: plan.layout, page: page, base: row.base), version: row.version)
+            registeredObjects[id] = object
+            if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+            objects.append(object)
         }
-        return object
-    }
-
-    /// A new object holding a fetched row's values.
-    private func loadedObject(_ page: DecodedPage, row index: Int, id: ManagedObjectID) -> ManagedObject {
-        let plan = page.plans[page.rows[index].plan]
-        let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false)
-        let values = page.values(at: index)
-        object.storage = values
-        object.committed = values
-        object.rowVersion = page.rows[index].version
-        return object
     }
 
     func register(row: StoreRow) -> ManagedObject {

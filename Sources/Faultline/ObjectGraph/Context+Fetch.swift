@@ -80,11 +80,8 @@ extension ManagedObjectContext {
         guard request.fetchBatchSize > 0 else {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
-            let page = try store.fetchPage(request)
-            registeredObjects.reserveCapacity(registeredObjects.count + page.count)
             var objects: [ManagedObject] = []
-            objects.reserveCapacity(page.count)
-            for i in 0..<page.count { objects.append(register(page, row: i)) }
+            registerObjects(of: try store.fetchPage(request), into: &objects)
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }

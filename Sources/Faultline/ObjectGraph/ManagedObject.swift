@@ -74,6 +74,15 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.committed = storage
     }
 
+    /// Sets a new object's values as read from the store (its values and committed values
+    /// the same row) and its row version.
+    @inline(__always)
+    final func setLoadedValues(_ values: ObjectValues, version: Int64) {
+        storage = values
+        committed = values
+        rowVersion = version
+    }
+
     // MARK: Lifecycle (overridden by subclasses; the defaults do nothing or check the model)
 
     /// Called once, right after the object is inserted into a context (not when a child's

@@ -79,12 +79,22 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         lhs.number == rhs.number && lhs.names == rhs.names && lhs.temporaryFlag == rhs.temporaryFlag
     }
 
-    /// Hashes the key and the temporary flag only: IDs are hashed for every object a
-    /// context registers, and one word is the cheapest to hash. Equality still compares the
-    /// entity and the store; IDs of different entities with the same key share a hash (a
-    /// store has few entities, so few collide).
+    /// Hashes the key, the pair number and the temporary flag (when an ID is part of a larger
+    /// hashed value; dictionaries and sets of IDs use ``_rawHashValue(seed:)``).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) &* 0x9E37_79B9_7F4A_7C15))
+        hasher.combine(number)
+        hasher.combine(UInt64(names) | UInt64(temporaryFlag) << 32)
+    }
+
+    /// The hash dictionaries and sets use: the key and the pair number mixed with the table's
+    /// seed by a multiply–xorshift finalizer (splitmix64's), not SipHash — a context hashes an
+    /// ID for every object it registers and looks up.
+    public func _rawHashValue(seed: Int) -> Int {
+        var x = UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) << 63) ^ UInt64(bitPattern: Int64(seed))
+            ^ (UInt64(names) &* 0x9E37_79B9_7F4A_7C15)
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(bitPattern: UInt(truncatingIfNeeded: x ^ (x >> 31)))
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.

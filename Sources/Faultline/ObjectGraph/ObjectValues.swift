@@ -13,8 +13,11 @@ import FaultlineModel
 /// an object point at their row there until the object is written, when its slots are copied
 /// out. A fetch of many objects so allocates one buffer, not one per object.
 struct ObjectValues: Sequence {
-    /// The entity's property slots.
-    let layout: PropertyLayout
+    /// The entity's property slots. Not retained: a layout belongs to its entity (the model's
+    /// ``EntityDescription``), and values are always held beside their entity — by their
+    /// object, a ``StoreRow`` or a decode plan — so it outlives them. (Retaining it cost two
+    /// reference-count operations per object made, and one per copy of its values.)
+    unowned(unsafe) let layout: PropertyLayout
     /// The object's own slots (empty while the values are a row of `page`).
     private var slots: ContiguousArray<StoredValue> = []
     /// The page whose row `base…` holds the values, until they are written.
