@@ -77,7 +77,7 @@ extension ManagedObjectContext {
     /// One loop with the page's parts held once: per row, no reference count moves but the
     /// object's own.
     func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject]) {
-        let page = decoded.page
+        let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
         registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
@@ -91,7 +91,7 @@ extension ManagedObjectContext {
                 continue
             }
             let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false)
-            object.setLoadedValues(ObjectValues(layout: plan.layout, page: page, base: row.base), version: row.version)
+            object.setLoadedValues(ObjectValues(layout: plan.layout, page: pages[row.page], base: row.base), version: row.version)
             registeredObjects[id] = object
             if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
             objects.append(object)

@@ -63,8 +63,11 @@ extension SQLiteStore {
     }
 
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
+    /// Rows go into pages of about ``DecodedPage/slotsPerPage`` values: a big fetch fills
+    /// pages of a fixed size (no buffer grows and moves), a small one a page of its size.
     func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage) throws -> Double {
         var values = ContiguousArray<StoredValue>()
+        var pages: [RowPage] = []
         var rows: [DecodedPage.Row] = []
         var plans: [DecodePlan] = [decoder.plan]
         let sqlSeconds = try statement.forEachRow {
@@ -74,12 +77,19 @@ extension SQLiteStore {
                 planIndex = plans.firstIndex { $0 === plan } ?? plans.count
                 if planIndex == plans.count { plans.append(plan) }
             }
+            let count = plan.layout.count
+            if values.count + count > DecodedPage.slotsPerPage, !values.isEmpty {
+                pages.append(RowPage(values: values))
+                values = ContiguousArray()
+                values.reserveCapacity(DecodedPage.slotsPerPage)
+            }
             let base = values.count
-            for _ in 0..<plan.layout.count { values.append(.none) }
+            for _ in 0..<count { values.append(.none) }
             decodeValues(statement, plan: plan, into: &values, at: base)
-            rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, plan: planIndex))
+            rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
         }
-        page = DecodedPage(page: RowPage(values: values), plans: plans, rows: rows)
+        pages.append(RowPage(values: values))
+        page = DecodedPage(pages: pages, plans: plans, rows: rows)
         return sqlSeconds
     }
 
@@ -164,18 +174,23 @@ extension SQLiteStore {
     }
 }
 
-/// The rows of one run of a SELECT, decoded into one ``RowPage``: per row its key, version,
-/// place in the page and plan. Objects are made straight from it (no ``StoreRow`` each).
+/// The rows of one run of a SELECT, decoded into ``RowPage``s: per row its key, version,
+/// page, place in the page and plan. Objects are made straight from it (no ``StoreRow`` each).
 struct DecodedPage {
     struct Row {
         var primaryKey: Int64
         var version: Int64
         var base: Int
+        /// The index of the row's page in ``pages``.
+        var page: Int
         /// The index of the row's plan in ``plans`` (0: the fetched entity's).
         var plan: Int
     }
 
-    var page = RowPage(values: [])
+    /// The most values a page holds (a row is never split): 4,096 slots, 96 KiB.
+    static let slotsPerPage = 4096
+
+    var pages: [RowPage] = []
     var plans: [DecodePlan] = []
     var rows: [Row] = []
 
@@ -190,7 +205,7 @@ struct DecodedPage {
     /// The values of row `index`, pointing into the page.
     @inline(__always)
     func values(at index: Int) -> ObjectValues {
-        ObjectValues(layout: plans[rows[index].plan].layout, page: page, base: rows[index].base)
+        ObjectValues(layout: plans[rows[index].plan].layout, page: pages[rows[index].page], base: rows[index].base)
     }
 
     /// Row `index` as a ``StoreRow``.
