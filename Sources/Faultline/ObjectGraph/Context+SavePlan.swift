@@ -171,41 +171,43 @@ extension ManagedObjectContext {
 
     /// Step 2: new rows, every column of the entity.
     func planInserts(_ inserted: [ManagedObject], writes: RelationshipWrites, plan: inout SavePlan) {
+        plan.inserts.reserveCapacity(inserted.count)
+        var last: (entity: String, row: EntityRowLayout?)?
         for object in inserted {
-            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
-            let rowColumns = store.rowColumns(for: object.entity)
-            var columns: [String] = []
+            if last?.entity != object.entity.name { last = (object.entity.name, store.rowLayout(for: object.entity)) }
+            guard let row = last?.row else { continue }
+            let bySlot = row.holds(object)
             var values: [SaveValue] = []
-            columns.reserveCapacity(rowColumns.count)
-            values.reserveCapacity(rowColumns.count)
-            let extras = writes.extra[ObjectIdentifier(object)] ?? [:]
-            for column in rowColumns {
-                columns.append(column.name)
+            values.reserveCapacity(row.columns.count)
+            let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
+            for (index, column) in row.columns.enumerated() {
                 switch column.kind {
                 case .primaryKey: values.append(.key(object.objectID))
-                case .entityKey: values.append(.value(.integer(Int64(entityNumber(object.entity.name)))))
+                case .entityKey: values.append(.value(.integer(Int64(row.entityNumber))))
                 case .optimisticLock: values.append(.value(.integer(1)))
                 case .attribute(_, let name):
-                    values.append(.value(encode(object, attribute: name, plan: &plan)))
+                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, name: name, plan: &plan)))
                 case .foreignKey(_, let name):
-                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.key) ?? .value(.null))
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.key) ?? .value(.null))
                 case .foreignEntityKey(_, let name):
-                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.entity) ?? .value(.null))
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.entity) ?? .value(.null))
                 case .orderKey, .hiddenForeignKey:
-                    values.append(extras[column.name] ?? .value(.null))
+                    values.append(extras?[column.name] ?? .value(.null))
                 }
             }
-            plan.inserts.append(SavePlan.RowChange(object: object, table: table, columns: columns, values: values))
+            plan.inserts.append(SavePlan.RowChange(object: object, table: row.table, columns: row.columnNames, values: values))
         }
-
     }
 
     /// Step 3: changed rows, the changed columns only (every column under the overwrite
     /// policy), each version-checked.
     func planUpdates(writes: RelationshipWrites, overwrite: Set<ObjectIdentifier>, plan: inout SavePlan) throws {
         var candidates = plan.changed
-        for (key, object) in writes.extraObjects where !object.isInserted && !object.isDeleted && !plan.changed.contains(where: { ObjectIdentifier($0) == key }) {
-            candidates.append(object)
+        if !writes.extraObjects.isEmpty {
+            let changed = Set(plan.changed.map(ObjectIdentifier.init))
+            for (key, object) in writes.extraObjects where !object.isInserted && !object.isDeleted && !changed.contains(key) {
+                candidates.append(object)
+            }
         }
         // Every stored object the save changes is version-checked, even when only a to-many
         // changed (an inverse kept on the other side): its row gets `UPDATE … SET Z_OPT = ?
@@ -217,41 +219,73 @@ extension ManagedObjectContext {
             if !(try fireFaultIfRowExists(object)) { gone.append(object.objectID) }
         }
         if !gone.isEmpty { throw ConflictsFound(objectIDs: gone) }
-        candidates.removeAll { $0.isFault || $0.isDeleted }
-        candidates.sort { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
-        for object in candidates {
-            guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
+        // Each object's row layout looked up once (objects of an entity come in runs), then
+        // sorted by entity number and key.
+        var last: (entity: String, row: EntityRowLayout?)?
+        var rows: [(number: Int, key: Int64, object: ManagedObject, row: EntityRowLayout)] = []
+        rows.reserveCapacity(candidates.count)
+        for object in candidates where !object.isFault && !object.isDeleted {
+            if last?.entity != object.entity.name { last = (object.entity.name, store.rowLayout(for: object.entity)) }
+            guard let row = last?.row else { continue }
+            rows.append((row.entityNumber, object.objectID.primaryKey, object, row))
+        }
+        rows.sort { ($0.number, $0.key) < ($1.number, $1.key) }
+        plan.updates.reserveCapacity(rows.count)
+        for (_, _, object, row) in rows {
             let all = overwrite.contains(ObjectIdentifier(object))
-            let extras = writes.extra[ObjectIdentifier(object)] ?? [:]
-            func changed(_ key: String) -> Bool { all || object.valueDiffers(forKey: key) }
+            let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
+            let bySlot = row.holds(object)
+            func changed(_ index: Int, _ name: String) -> Bool {
+                if all { return true }
+                if bySlot, let slot = row.slots[index] { return object.valueDiffers(atSlot: slot) }
+                return object.valueDiffers(forKey: name)
+            }
             var columns: [String] = []
             var values: [SaveValue] = []
             var replacedExternal: [String] = []
-            for column in store.rowColumns(for: object.entity) {
+            for (index, column) in row.columns.enumerated() {
                 switch column.kind {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue
                 case .attribute(_, let name):
-                    guard changed(name) else { continue }
-                    values.append(.value(encode(object, attribute: name, plan: &plan)))
+                    guard changed(index, name) else { continue }
+                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, name: name, plan: &plan)))
                     if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[name] != nil {
                         replacedExternal.append(column.name)
                     }
                 case .foreignKey(_, let name):
-                    guard changed(name) else { continue }
-                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.key) ?? .value(.null))
+                    guard changed(index, name) else { continue }
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.key) ?? .value(.null))
                 case .foreignEntityKey(_, let name):
-                    guard changed(name) else { continue }
-                    values.append((object.storage.objectID(forKey: name)).map(SaveValue.entity) ?? .value(.null))
+                    guard changed(index, name) else { continue }
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.entity) ?? .value(.null))
                 case .orderKey, .hiddenForeignKey:
-                    guard let value = extras[column.name] else { continue }
+                    guard let value = extras?[column.name] else { continue }
                     values.append(value)
                 }
                 columns.append(column.name)
             }
-            plan.updates.append(.init(object: object, table: table, columns: columns, values: values))
-            if !replacedExternal.isEmpty { plan.externalReplaced.append((table, object.objectID.primaryKey, replacedExternal)) }
+            plan.updates.append(.init(object: object, table: row.table, columns: columns, values: values))
+            if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
         }
+    }
+
+    /// The SQL value of the attribute in column `index` of an object's row: by slot when the
+    /// object's values have the row layout's slots, else by name.
+    private func encode(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool, name: String, plan: inout SavePlan) -> SQLValue {
+        guard bySlot, let slot = row.slots[index], let attribute = row.attributes[index] else {
+            return encode(object, attribute: name, plan: &plan)
+        }
+        if attribute.usesExternalBinaryStorage {
+            return store.encodeExternalBinary(object.storage[slot: slot], writes: &plan.externalWrites, kept: &plan.externalKept)
+        }
+        return ValueCoding.encode(object.storage[stored: slot], as: attribute.attributeType)
+    }
+
+    /// The destination ID of the to-one in column `index` of an object's row.
+    private func toOneID(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool, name: String) -> ManagedObjectID? {
+        if bySlot, let slot = row.slots[index] { return object.storage.objectID(at: slot) }
+        return object.storage.objectID(forKey: name)
     }
 
     /// Step 4: join rows; removals and additions that cancel out are dropped.

@@ -55,6 +55,21 @@ package enum ValueCoding {
     }
 
     /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
+    /// ``encode(_:as:)`` of a slot's typed value: the common types without boxing.
+    static func encode(_ stored: StoredValue, as type: AttributeType) -> SQLValue {
+        switch (stored, type) {
+        case (.none, _): return .null
+        case (.string(let v), .string): return .text(v)
+        case (.int64(let v), .integer64): return .integer(v)
+        case (.int32(let v), .integer32): return .integer(Int64(v))
+        case (.int16(let v), .integer16): return .integer(Int64(v))
+        case (.bool(let v), .boolean): return .integer(v ? 1 : 0)
+        case (.double(let v), .double): return .real(v)
+        case (.date(let v), .date): return .real(v.timeIntervalSinceReferenceDate)
+        default: return encode(stored.any, as: type)
+        }
+    }
+
     package static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
         guard let value else { return .null }
         // The type the attribute holds first: one cast instead of a chain of them.

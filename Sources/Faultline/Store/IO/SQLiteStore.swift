@@ -109,6 +109,8 @@ public final class SQLiteStore {
     var externalColumnsCache: [String: [String: String]] = [:]
     /// ``rowColumns(for:)`` by entity name.
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
+    /// ``rowLayout(for:)`` by entity name.
+    var rowLayoutCache: [String: EntityRowLayout] = [:]
     /// ``columnList(for:)`` by entity name.
     var columnListCache: [String: String] = [:]
     /// Compiled `WHERE` clauses by predicate shape (see ``WhereClauseCache``).

@@ -69,6 +69,16 @@ extension SQLiteStore {
 
     /// The columns of an entity's rows, in table order: the three fixed columns, then those
     /// of the entity's own and inherited properties, and hidden foreign keys pointing at it.
+    /// How a save writes rows of an entity (its table, number and row columns, each with the
+    /// slot of its property); nil when the mapping lacks the entity. Worked out once.
+    func rowLayout(for entity: EntityDescription) -> EntityRowLayout? {
+        if let cached = rowLayoutCache[entity.name] { return cached }
+        guard let entityMapping = mapping.entity(entity.name) else { return nil }
+        let layout = EntityRowLayout(entity: entity, table: entityMapping.table, entityNumber: entityMapping.entityNumber, columns: rowColumns(for: entity))
+        rowLayoutCache[entity.name] = layout
+        return layout
+    }
+
     func rowColumns(for entity: EntityDescription) -> [ColumnMapping] {
         if let cached = rowColumnsCache[entity.name] { return cached }
         let columns = computeRowColumns(for: entity)
@@ -242,5 +252,58 @@ extension SQLiteStore {
         try connection.execute(
             "UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?",
             [.integer(order), .integer(source), .integer(destination)])
+    }
+}
+
+/// How a save writes the rows of one entity: the table, the entity number, the row's columns
+/// and, per column, the slot of the attribute or to-one it holds in the entity's
+/// ``PropertyLayout``, so a save finds values by slot instead of hashing names.
+final class EntityRowLayout {
+    let table: String
+    let entityNumber: Int
+    let columns: [ColumnMapping]
+    /// The column names, in order (every column of an INSERT).
+    let columnNames: [String]
+    /// Per column: the slot of its attribute or to-one in the entity's layout; nil for the
+    /// other columns, and for a property the layout does not hold by that name alone.
+    let slots: [Int?]
+    /// Per column: the attribute it holds (attribute columns of the entity only).
+    let attributes: [AttributeDescription?]
+    /// The layout the slots are of (the entity's).
+    let propertyLayout: PropertyLayout
+
+    /// Whether an object's values (and committed values) have this layout's slots.
+    @inline(__always)
+    func holds(_ object: ManagedObject) -> Bool {
+        object.storage.layout === propertyLayout && object.committed.layout === propertyLayout
+    }
+
+    init(entity: EntityDescription, table: String, entityNumber: Int, columns: [ColumnMapping]) {
+        self.table = table
+        self.entityNumber = entityNumber
+        self.columns = columns
+        self.columnNames = columns.map(\.name)
+        let layout = entity.propertyLayout
+        self.propertyLayout = layout
+        var slots: [Int?] = []
+        var attributes: [AttributeDescription?] = []
+        for column in columns {
+            switch column.kind {
+            case .attribute(_, let name):
+                let attribute = entity.attribute(named: name)
+                attributes.append(attribute)
+                let slot = layout.hasDuplicateNames ? nil : layout.slot(of: name)
+                slots.append(attribute != nil && slot.map { layout.kinds[$0] == .attribute } == true ? slot : nil)
+            case .foreignKey(_, let name), .foreignEntityKey(_, let name):
+                attributes.append(nil)
+                let slot = layout.hasDuplicateNames ? nil : layout.slot(of: name)
+                slots.append(slot.map { layout.kinds[$0] == .toOne } == true ? slot : nil)
+            default:
+                attributes.append(nil)
+                slots.append(nil)
+            }
+        }
+        self.slots = slots
+        self.attributes = attributes
     }
 }
