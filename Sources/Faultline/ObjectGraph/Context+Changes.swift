@@ -444,6 +444,17 @@ extension ManagedObjectContext {
 
     /// Objects in the order they are validated and written: insertion order (stored objects
     /// share 0), then primary key, then entity name; each object's keys are read once.
+    /// The objects of ``touched`` in save order, sorted again only after ``touched`` changed
+    /// (a save's passes — `willSave`, validation, the plan — share one sort). An object's
+    /// place depends on its insertion number and key, which change only when it is inserted
+    /// (touched then) or saved (after which `touched` is emptied).
+    func touchedInSaveOrder() -> [ManagedObject] {
+        if let cached = saveOrderCache { return cached }
+        let objects = ManagedObjectContext.inSaveOrder(touched.values)
+        saveOrderCache = objects
+        return objects
+    }
+
     static func inSaveOrder<S: Sequence<ManagedObject>>(_ objects: S) -> [ManagedObject] {
         objects.map { (sequence: $0.insertionSequence, key: $0.objectID.primaryKey, object: $0) }
             .sorted { a, b in

@@ -69,7 +69,7 @@ extension ManagedObjectContext {
         if !classBindings.isEmpty {
             // Each changed object's willSave; changes made there (deletions too) are saved.
             let before = changeCount
-            for object in ManagedObjectContext.inSaveOrder(touched.values) where object.isInserted != object.isDeleted || object.isUpdated {
+            for object in touchedInSaveOrder() where object.isInserted != object.isDeleted || object.isUpdated {
                 if callsLifecycleHooks(of: object) { object.willSave() }
             }
             if changeCount != before { try processPendingChanges() }

@@ -64,7 +64,7 @@ extension ManagedObjectContext {
     /// and join rows.
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
-        let all = ManagedObjectContext.inSaveOrder(touched.values)
+        let all = touchedInSaveOrder()
         let inserted = all.filter { $0.isInserted && !$0.isDeleted }
             .map { (number: entityNumber($0.entity.name), object: $0) }
             .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }

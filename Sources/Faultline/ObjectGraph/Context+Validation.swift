@@ -14,7 +14,7 @@ extension ManagedObjectContext {
     /// thrown by a subclass's method becomes a failure with code 1550 naming the object.
     public func validatePendingChanges() throws {
         var failures: [ObjectValidationError.Failure] = []
-        for object in ManagedObjectContext.inSaveOrder(touched.values) {
+        for object in touchedInSaveOrder() {
             do {
                 if object.isDeleted {
                     if !object.isInserted { try object.validateForDelete() }
@@ -60,14 +60,16 @@ extension ManagedObjectContext {
         var failures: [ObjectValidationError.Failure] = []
         let layout = object.storage.layout
         let sameLayout = object.storage.layout === object.committed.layout
+        let noPending = object.pendingToMany.isEmpty
         for slot in 0..<layout.count {
-            let key = layout.names[slot]
             if layout.kinds[slot] == .toMany, object.storage[stored: slot].isNone { continue }
-            if !object.isInserted, object.pendingToMany[key] == nil,
-                sameLayout ? !object.valueDiffers(atSlot: slot) : !object.valueDiffers(forKey: key)
+            // Unchanged slots of an updated object are skipped without touching the key.
+            if !object.isInserted, noPending || object.pendingToMany[layout.names[slot]] == nil,
+                sameLayout ? !object.valueDiffers(atSlot: slot) : !object.valueDiffers(forKey: layout.names[slot])
             {
                 continue
             }
+            let key = layout.names[slot]
             let original = object.value(forKey: key)
             var value = original
             do {
@@ -106,14 +108,20 @@ extension ManagedObjectContext {
         // A fault changed only in a to-many (kept from the other side) has its stored,
         // already valid values: only its relationship counts are checked.
         let loaded = !object.isFault
-        for attribute in object.entity.attributes where !attribute.isDerived && loaded {
-            let key = attribute.name
-            guard let value = object.storage[key] else {
-                if !attribute.isOptional { fail(.missingMandatoryProperty, key, "\(key) is required") }
+        // Attribute n is slot n of the entity's layout (attributes come first), unless names
+        // repeat (an invalid model) or the values have another layout: then by name.
+        let layout = object.entity.propertyLayout
+        let bySlot = !layout.hasDuplicateNames && object.storage.layout === layout
+        for (index, attribute) in object.entity.attributes.enumerated() where !attribute.isDerived && loaded {
+            let stored = bySlot ? object.storage[stored: index] : StoredValue(object.storage[attribute.name])
+            if stored.isNone {
+                if !attribute.isOptional { fail(.missingMandatoryProperty, attribute.name, "\(attribute.name) is required") }
                 continue
             }
             // Most attributes have no bounds and no pattern: nothing more to check.
             if attribute.minValueString == nil && attribute.maxValueString == nil && (attribute.regularExpressionString ?? "").isEmpty { continue }
+            let key = attribute.name
+            guard let value = stored.any else { continue }
             let minimum = attribute.minValueString.flatMap(Double.init)
             let maximum = attribute.maxValueString.flatMap(Double.init)
             switch value {

@@ -60,7 +60,12 @@ public final class ManagedObjectContext {
     var automaticMergeObserver: (any NSObjectProtocol)?
 
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
-    @exclusivity(unchecked) var touched: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var touched: [ObjectIdentifier: ManagedObject] = [:] {
+        didSet { if saveOrderCache != nil { saveOrderCache = nil } }
+    }
+    /// The objects of ``touched`` in save order while it does not change (see
+    /// ``touchedInSaveOrder()``): a save's passes share one sort.
+    @exclusivity(unchecked) var saveOrderCache: [ManagedObject]?
     var nextInsertionSequence = 0
     /// Deleted objects whose delete rules were applied already.
     var propagatedDeletions: Set<ObjectIdentifier> = []
