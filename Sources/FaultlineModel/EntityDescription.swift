@@ -269,6 +269,9 @@ public final class PropertyLayout: Sendable {
     /// Whether some attribute is Binary with external storage allowed: its slot may then
     /// hold a reference to a file, read when the value is asked for.
     public let hasExternalBinary: Bool
+    /// The slots of attributes validation looks at, in order: those that are required (not
+    /// optional) or have a minimum, a maximum or a pattern, and are not derived.
+    public let validatedAttributeSlots: [Int]
     private let index: [String: Int]
 
     /// A layout of attributes, then relationships.
@@ -288,6 +291,12 @@ public final class PropertyLayout: Sendable {
         self.identifierSlots = identifierSlots
         self.hasDuplicateNames = index.count < names.count
         self.hasExternalBinary = attributes.contains(where: \.usesExternalBinaryStorage)
+        self.validatedAttributeSlots = attributes.indices.filter {
+            let attribute = attributes[$0]
+            return !attribute.isDerived
+                && (!attribute.isOptional || attribute.minValueString != nil || attribute.maxValueString != nil
+                    || !(attribute.regularExpressionString ?? "").isEmpty)
+        }
         self.index = index
     }
 

@@ -81,10 +81,20 @@ extension ManagedObjectContext {
                 failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: key, message: "\(error)"))
                 continue
             }
-            // Objects compare by identity as AnyHashable, arrays of them element by element.
+            // An attribute's value of a common type left as it was compares typed; otherwise
+            // objects compare by identity as AnyHashable, arrays of them element by element.
+            if layout.kinds[slot] == .attribute, let stored = simple(object.storage[stored: slot]), StoredValue.same(stored, StoredValue(value)) { continue }
             if !ManagedObject.valuesEqual(original, value) { try object.setValue(value, forKey: key) }
         }
         return failures
+    }
+
+    /// A slot's value when it is of a common type (compared as stored), nil for the others.
+    private func simple(_ stored: StoredValue) -> StoredValue? {
+        switch stored {
+        case .other, .objectID, .objectIDs: return nil
+        default: return stored
+        }
     }
 
     private func denyFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
@@ -112,7 +122,12 @@ extension ManagedObjectContext {
         // repeat (an invalid model) or the values have another layout: then by name.
         let layout = object.entity.propertyLayout
         let bySlot = !layout.hasDuplicateNames && object.storage.layout === layout
-        for (index, attribute) in object.entity.attributes.enumerated() where !attribute.isDerived && loaded {
+        let attributes = object.entity.attributes
+        // By slot, only the attributes with a rule are looked at (the layout lists them).
+        let checked = bySlot ? layout.validatedAttributeSlots : Array(attributes.indices)
+        for index in checked where loaded {
+            let attribute = attributes[index]
+            if attribute.isDerived { continue }
             let stored = bySlot ? object.storage[stored: index] : StoredValue(object.storage[attribute.name])
             if stored.isNone {
                 if !attribute.isOptional { fail(.missingMandatoryProperty, attribute.name, "\(attribute.name) is required") }
