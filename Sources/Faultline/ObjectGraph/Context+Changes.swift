@@ -66,11 +66,15 @@ extension ManagedObjectContext {
     /// (one undo step), then runs its ``ManagedObject/awakeFromInsert()``.
     func finishInsert(_ object: ManagedObject) {
         let entity = object.entity
-        for attribute in entity.attributes {
-            if let value = AttributeValues.defaultValue(of: attribute) { object.storage[attribute.name] = value }
-        }
-        for relationship in entity.relationships where relationship.isToMany {
-            object.storage[relationship.name] = [ManagedObjectID]()
+        if let defaults = store.insertDefaults(for: entity), object.storage.layout === entity.propertyLayout {
+            for (slot, value) in defaults { object.storage[stored: slot] = value }
+        } else {
+            for attribute in entity.attributes {
+                if let value = AttributeValues.defaultValue(of: attribute) { object.storage[attribute.name] = value }
+            }
+            for relationship in entity.relationships where relationship.isToMany {
+                object.storage[relationship.name] = [ManagedObjectID]()
+            }
         }
         nextInsertionSequence += 1
         object.insertionSequence = nextInsertionSequence

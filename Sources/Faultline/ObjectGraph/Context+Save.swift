@@ -140,7 +140,7 @@ extension ManagedObjectContext {
         }
     }
 
-    func entityNumber(_ name: String) -> Int { store.mapping.entity(name)?.entityNumber ?? 0 }
+    func entityNumber(_ name: String) -> Int { store.entityNumber(of: name) }
 
     // MARK: Writing
 
@@ -155,8 +155,11 @@ extension ManagedObjectContext {
         var keys: [ManagedObjectID: Int64] = [:]
         keys.reserveCapacity(plan.inserts.count)
         var byRoot: [String: [ManagedObject]] = [:]
-        for object in plan.inserts.map(\.object) {
-            byRoot[model.rootEntity(of: object.entity).name, default: []].append(object)
+        var lastRoot: (entity: String, root: String)?  // inserts come in runs of one entity
+        for insert in plan.inserts {
+            let object = insert.object
+            if lastRoot?.entity != object.entity.name { lastRoot = (object.entity.name, model.rootEntity(of: object.entity).name) }
+            byRoot[lastRoot?.root ?? object.entity.name, default: []].append(object)
         }
         for root in byRoot.keys.sorted(by: { entityNumber($0) < entityNumber($1) }) {
             let objects = byRoot[root] ?? []

@@ -65,11 +65,19 @@ extension ManagedObjectContext {
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
         let all = touchedInSaveOrder()
+        var numbers: (entity: String, number: Int)?  // objects of an entity come in runs
+        func number(_ object: ManagedObject) -> Int {
+            if numbers?.entity != object.entity.name { numbers = (object.entity.name, entityNumber(object.entity.name)) }
+            return numbers?.number ?? 0
+        }
         let inserted = all.filter { $0.isInserted && !$0.isDeleted }
-            .map { (number: entityNumber($0.entity.name), object: $0) }
+            .map { (number: number($0), object: $0) }
             .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }
             .map(\.object)
-        plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }.sorted { (entityNumber($0.entity.name), $0.objectID.primaryKey) < (entityNumber($1.entity.name), $1.objectID.primaryKey) }
+        plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }
+            .map { (number: number($0), key: $0.objectID.primaryKey, object: $0) }
+            .sorted { ($0.number, $0.key) < ($1.number, $1.key) }
+            .map(\.object)
         plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
         plan.changed = all.filter(\.isUpdated)
 

@@ -22,7 +22,8 @@ extension ManagedObjectContext {
     /// Runs `body` as one undo step (nested calls join the outer step).
     func recordingChanges<T>(_ body: () throws -> T) rethrows -> T {
         checkAccess()
-        if openGroup != nil { return try body() }
+        // Nothing to record without undo (every use of the group checks `isUndoEnabled`).
+        if openGroup != nil || !isUndoEnabled { return try body() }
         openGroup = []
         openGroupMembers = []
         defer {

@@ -42,7 +42,7 @@ public final class ManagedObjectContext {
     /// ``mergeChanges(fromContextDidSave:)-(SaveNotification)``.
     public internal(set) var lastBatchChanges: SaveNotification?
     /// Whether user-level changes are recorded for ``undo()`` (default true).
-    public var isUndoEnabled = true
+    @exclusivity(unchecked) public var isUndoEnabled = true
     /// The context's name (`NSManagedObjectContext.name`): recorded as the context of each
     /// transaction it saves into a store with persistent history.
     public var name: String?
@@ -51,7 +51,7 @@ public final class ManagedObjectContext {
     public var transactionAuthor: String?
 
     /// Changes recorded since the last objects-did-change (`Context+Observation.swift`).
-    var pendingEvent = PendingEvent()
+    @exclusivity(unchecked) var pendingEvent = PendingEvent()
     /// The continuations of the ``changes`` streams.
     let streams = ContextStreams()
     /// Fetched-results controllers following the context.
@@ -66,17 +66,17 @@ public final class ManagedObjectContext {
     /// The objects of ``touched`` in save order while it does not change (see
     /// ``touchedInSaveOrder()``): a save's passes share one sort.
     @exclusivity(unchecked) var saveOrderCache: [ManagedObject]?
-    var nextInsertionSequence = 0
+    @exclusivity(unchecked) var nextInsertionSequence = 0
     /// Deleted objects whose delete rules were applied already.
-    var propagatedDeletions: Set<ObjectIdentifier> = []
-    var undoStack: [[ObjectState]] = []
-    var redoStack: [[ObjectState]] = []
+    @exclusivity(unchecked) var propagatedDeletions: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var undoStack: [[ObjectState]] = []
+    @exclusivity(unchecked) var redoStack: [[ObjectState]] = []
     /// The undo group being recorded: each object's state before its first change in it.
-    var openGroup: [ObjectState]?
-    var openGroupMembers: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var openGroup: [ObjectState]?
+    @exclusivity(unchecked) var openGroupMembers: Set<ObjectIdentifier> = []
     /// How many times an object was about to change (``willChange(_:)``), to tell whether a
     /// step changed anything.
-    var changeCount = 0
+    @exclusivity(unchecked) var changeCount = 0
     /// The classes objects are made of, by entity name (the coordinator's registered
     /// classes when the context was made); empty when none are registered.
     let classBindings: [String: ClassBinding]
