@@ -284,9 +284,12 @@ extension ManagedObjectContext {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
-        for object in plan.inserts.map(\.object) {
+        var names: (entity: String, names: UInt32)?  // inserts come in runs of one entity
+        for insert in plan.inserts {
+            let object = insert.object
             guard let key = keys[object.objectID] else { continue }
-            let id = store.objectID(entityName: object.entity.name, primaryKey: key)
+            if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
+            let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
             permanent[object.objectID] = id
             registeredObjects[object.objectID] = nil
             registeredObjects[id] = object
@@ -298,9 +301,10 @@ extension ManagedObjectContext {
         // Only objects changed in this save can hold a temporary ID: relating an object to a
         // new one changes both sides.
         if !permanent.isEmpty { replaceObjectIDs(permanent, in: touched.values) }
+        let rowsCached = !store.rowCache.isEmpty
         for update in plan.updates {
             update.object.rowVersion += 1
-            store.rowCache[update.object.objectID] = nil
+            if rowsCached { store.rowCache[update.object.objectID] = nil }
         }
         var deletedIDs: [ManagedObjectID] = []
         var deletedObjects: [ManagedObject] = []
@@ -311,7 +315,7 @@ extension ManagedObjectContext {
             }
             if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
             object.managedObjectContext = nil
-            store.rowCache[object.objectID] = nil
+            if rowsCached { store.rowCache[object.objectID] = nil }
         }
         for object in touched.values where !object.isDeleted {
             object.pendingToMany.removeAll()

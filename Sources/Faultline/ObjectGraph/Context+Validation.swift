@@ -70,7 +70,10 @@ extension ManagedObjectContext {
                 continue
             }
             let key = layout.names[slot]
-            let original = object.value(forKey: key)
+            // An attribute of a common type is its slot's value (what value(forKey:) gives
+            // for a loaded object); anything else goes through value(forKey:).
+            let simpleStored = layout.kinds[slot] == .attribute && object.partialKeys == nil ? simple(object.storage[stored: slot]) : nil
+            let original = simpleStored.map { $0.any } ?? object.value(forKey: key)
             var value = original
             do {
                 try object.validateValue(&value, forKey: key)
@@ -83,7 +86,7 @@ extension ManagedObjectContext {
             }
             // An attribute's value of a common type left as it was compares typed; otherwise
             // objects compare by identity as AnyHashable, arrays of them element by element.
-            if layout.kinds[slot] == .attribute, let stored = simple(object.storage[stored: slot]), StoredValue.same(stored, StoredValue(value)) { continue }
+            if let simpleStored, simpleStored.holdsSame(value) { continue }
             if !ManagedObject.valuesEqual(original, value) { try object.setValue(value, forKey: key) }
         }
         return failures

@@ -91,6 +91,27 @@ enum StoredValue {
 
     /// Equality of stored values, as ``ManagedObject/valuesEqual(_:_:)`` for `Any`: same case
     /// and payload; boxed values compare as `AnyHashable` (unequal when not hashable).
+    /// Whether `value` is this value, of the same type: one cast to the case's type (no cast
+    /// chain, as converting it to a ``StoredValue`` would take). False for ``other``.
+    func holdsSame(_ value: Any?) -> Bool {
+        switch self {
+        case .none: return value == nil
+        case .int64(let x): return (value as? Int64) == x
+        case .int32(let x): return (value as? Int32) == x
+        case .int16(let x): return (value as? Int16) == x
+        case .bool(let x): return (value as? Bool) == x
+        case .double(let x): return (value as? Double) == x
+        case .float(let x): return (value as? Float) == x
+        case .date(let x): return (value as? Date) == x
+        case .string(let x): return (value as? String) == x
+        case .data(let x): return (value as? Data) == x
+        case .uuid(let x): return (value as? UUID) == x
+        case .objectID(let x): return (value as? ManagedObjectID) == x
+        case .objectIDs(let x): return (value as? [ManagedObjectID]) == x
+        case .other: return false
+        }
+    }
+
     static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
         switch (a, b) {
         case (.none, .none): return true
