@@ -9,20 +9,35 @@ extension SQLiteStore {
     /// selects `… IN (SELECT * FROM _Z_intarray0)`; Faultline keeps the same SQL text with a
     /// temporary table of that name (the temp database is writable even when the store is
     /// opened read-only, and lives outside the store's files). Filling it is not logged.
+    /// `[1,2,3]`: the keys as a JSON array, written digit by digit into one buffer.
+    static func jsonArray(_ keys: [Int64]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(keys.count * 8 + 2)
+        bytes.append(UInt8(ascii: "["))
+        var digits: [UInt8] = Array(repeating: 0, count: 20)
+        for (i, key) in keys.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            if key < 0 { bytes.append(UInt8(ascii: "-")) }
+            var magnitude = key.magnitude
+            var count = 0
+            repeat {
+                digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for d in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[d]) }
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     func withIntArray<T>(_ keys: [Int64], _ body: () throws -> T) throws -> T {
         try connection.untraced {
             // Every time (a no-op once it exists): a rolled-back transaction may have dropped it.
             try connection.execute("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
             try connection.execute("DELETE FROM temp._Z_intarray0")
             // All keys in one statement: a JSON array of integers, bound as one text value.
-            var list = "["
-            list.reserveCapacity(keys.count * 8 + 2)
-            for (i, key) in keys.enumerated() {
-                if i > 0 { list += "," }
-                list += String(key)
-            }
-            list += "]"
-            try connection.execute("INSERT OR IGNORE INTO temp._Z_intarray0 (value) SELECT value FROM json_each(?)", [.text(list)])
+            try connection.execute("INSERT OR IGNORE INTO temp._Z_intarray0 (value) SELECT value FROM json_each(?)", [.text(Self.jsonArray(keys))])
         }
         if connection.isTraced {
             connection.emit(.message(category: "annotation", text: "Bound intarray _Z_intarray0"))
