@@ -22,13 +22,15 @@ import Testing
 // items joined by ", ", partial objects' `SELECT 0, t0.Z_PK, t0.Z_OPT, <columns>`.
 
 /// Opens a copy of a sample store and records the statements it runs.
-private func openSample(_ name: String) throws -> (ManagedObjectContext, SQLStatements, Connection) {
+private func openSample(_ name: String, writable: Bool = false) throws -> (ManagedObjectContext, SQLStatements, Connection) {
     let folder = TestSupport.packageRoot.appendingPathComponent("Samples/\(name)")
     let copyFolder = try TestSupport.temporaryDirectory("faultline-result-types")
     let copy = copyFolder.appendingPathComponent("\(name).sqlite")
     try FileManager.default.copyItem(at: folder.appendingPathComponent("\(name).sqlite"), to: copy)
     let model = try ManagedObjectModel(contentsOf: folder.appendingPathComponent("\(name).xcdatamodeld"))
-    let coordinator = try PersistentStoreCoordinator(model: model, storeURL: copy)
+    let coordinator = try writable
+        ? PersistentStoreCoordinator(model: model, storeURL: copy, options: .init(readOnly: false))
+        : PersistentStoreCoordinator(model: model, storeURL: copy)
     let statements = SQLStatements()
     coordinator.store.connection.addTraceObserver { event in
         if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
@@ -355,6 +357,30 @@ struct FetchResultTypeTests {
     /// A dictionary's values as text with their types, to compare `Any`s.
     private func described(_ row: [String: Any]) -> [String: String] {
         row.mapValues { "\(type(of: $0)): \($0)" }
+    }
+
+    @Test func rowsOfABigFetchSpanSeveralBuffersAndReadTheSame() throws {
+        let (context, _, _) = try openSample("Recipes", writable: true)
+        for i in 0..<2_500 {
+            let ingredient = try context.insertObject(entityName: "Ingredient")
+            try ingredient.setValue("ingredient \(i)", forKey: "name")
+            try ingredient.setValue(i % 3 == 0 ? nil : "\(i) g", forKey: "amount")
+            try ingredient.setValue(Int16(i % 100), forKey: "displayOrder")
+        }
+        try context.save()
+        var request = FetchRequest(entityName: "Ingredient")
+        request.resultType = .dictionary
+        request.propertiesToFetch = ["name", "amount", "displayOrder", "objectID"]
+        request.sortDescriptors = [FLSortDescriptor(key: "name")]
+        let dictionaries = try context.fetchDictionaries(request)
+        let rows = try context.fetchRows(request)
+        // 4,096 values a buffer: 1,024 rows of these four keys, so three buffers and more.
+        #expect(rows.count == dictionaries.count && rows.count > 2 * 1_024)
+        #expect(rows.map { described($0.dictionary) } == dictionaries.map(described))
+        for index in [0, 1_023, 1_024, 1_025, 2_047, 2_048, rows.count - 1] {
+            #expect(rows[index]["name", as: String.self] == dictionaries[index]["name"] as? String)
+            #expect(rows[index][2, as: Int16.self] == dictionaries[index]["displayOrder"] as? Int16)
+        }
     }
 
     @Test func rowsHoldWhatDictionariesHold() throws {

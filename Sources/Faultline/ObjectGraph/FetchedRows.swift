@@ -1,8 +1,8 @@
 import Foundation
 
 /// The rows of a dictionary fetch held as Core Data holds them (its `NSKnownKeysDictionary`):
-/// the keys once for the whole fetch, each row's values by position, every row's in one
-/// buffer. Making a row hashes no key and allocates nothing; reading a value by key compares
+/// the keys once for the whole fetch, each row's values by position, in buffers of about
+/// 4,096 values. Making a row hashes no key and allocates nothing; reading a value by key compares
 /// the key with the fetch's few keys; typed reads (`row["count", as: Int64.self]`) unbox
 /// nothing.
 ///
@@ -21,13 +21,20 @@ import Foundation
 /// absent. Like a context's objects, the rows are read on one thread (they are not `Sendable`).
 public struct FetchedRows: RandomAccessCollection {
     let keys: FetchedRowKeys
-    let values: ContiguousArray<FetchedValue>
+    /// The values in chunks of ``rowsPerChunk`` rows (a big fetch fills fixed-size buffers
+    /// instead of growing and moving one).
+    let chunks: [ContiguousArray<FetchedValue>]
+    let rowsPerChunk: Int
     let rowCount: Int
 
-    init(keys: FetchedRowKeys, values: ContiguousArray<FetchedValue>) {
+    /// How many rows a chunk of values holds for `keyCount` keys: about 4,096 values.
+    static func rowsPerChunk(keyCount: Int) -> Int { Swift.max(1, 4096 / Swift.max(1, keyCount)) }
+
+    init(keys: FetchedRowKeys, chunks: [ContiguousArray<FetchedValue>]) {
         self.keys = keys
-        self.values = values
-        self.rowCount = keys.names.isEmpty ? 0 : values.count / keys.names.count
+        self.chunks = chunks
+        self.rowsPerChunk = Self.rowsPerChunk(keyCount: keys.names.count)
+        self.rowCount = keys.names.isEmpty ? 0 : chunks.reduce(0) { $0 + $1.count } / keys.names.count
     }
 
     /// The keys of every row, in the order of the request's `propertiesToFetch`.
@@ -42,7 +49,7 @@ public struct FetchedRows: RandomAccessCollection {
     /// The row at a position.
     public subscript(position: Int) -> FetchedRow {
         precondition(position >= 0 && position < rowCount, "row \(position) out of range 0..<\(rowCount)")
-        return FetchedRow(keys: keys, values: values, start: position * keys.names.count)
+        return FetchedRow(keys: keys, values: chunks[position / rowsPerChunk], start: (position % rowsPerChunk) * keys.names.count)
     }
 
     /// The rows as dictionaries, as ``ManagedObjectContext/fetchDictionaries(_:)`` returns them.
@@ -51,9 +58,9 @@ public struct FetchedRows: RandomAccessCollection {
 
 /// One row of ``FetchedRows``: values by key or by position, a NULL value nil.
 public struct FetchedRow {
-    let keys: FetchedRowKeys
-    let values: ContiguousArray<FetchedValue>
-    let start: Int
+    @usableFromInline let keys: FetchedRowKeys
+    @usableFromInline let values: ContiguousArray<FetchedValue>
+    @usableFromInline let start: Int
 
     /// The keys, in the order of the request's `propertiesToFetch`.
     public var keyNames: [String] { keys.names }
@@ -75,12 +82,14 @@ public struct FetchedRow {
     /// The value of a key as a `T`, or nil when it is NULL, the key is not one of the row's,
     /// or the value is not a `T` (the same test as `row[key] as? T`, without boxing the value
     /// when it is of the attribute's own type).
+    @inlinable
     public subscript<T>(key: String, as type: T.Type) -> T? {
         guard let position = keys.position(of: key) else { return nil }
         return values[start + position].value(as: type)
     }
 
     /// The value at a position of ``keyNames`` as a `T`, or nil when it is NULL or not a `T`.
+    @inlinable
     public subscript<T>(position: Int, as type: T.Type) -> T? {
         precondition(position >= 0 && position < keys.names.count, "value \(position) out of range 0..<\(keys.names.count)")
         return values[start + position].value(as: type)
@@ -98,8 +107,9 @@ public struct FetchedRow {
 }
 
 /// The keys of the rows of one fetch, and where each one's value is.
+@usableFromInline
 final class FetchedRowKeys {
-    let names: [String]
+    @usableFromInline let names: [String]
     private let lengths: [Int]
     private let positions: [String: Int]
     /// Where the next key asked for probably is: after the last one found (values are
@@ -117,6 +127,7 @@ final class FetchedRowKeys {
     /// The position of a key: compared with each key when there are few (cheaper than
     /// hashing it; the lengths first, which tell most keys apart), else looked up, as a
     /// dictionary would (which also finds a key spelled in another Unicode normal form).
+    @usableFromInline
     func position(of key: String) -> Int? {
         let guess = next
         if guess < names.count, names[guess] == key {
@@ -135,6 +146,7 @@ final class FetchedRowKeys {
 }
 
 /// A value of a fetched row: the common attribute types unboxed, anything else as `Any`.
+@usableFromInline
 enum FetchedValue {
     case null
     case int64(Int64)
@@ -148,6 +160,7 @@ enum FetchedValue {
     indirect case other(Any)
 
     /// The value as `Any` (nil for NULL), as a dictionary fetch holds it.
+    @usableFromInline
     var any: Any? {
         switch self {
         case .null: return nil
@@ -165,6 +178,7 @@ enum FetchedValue {
 
     /// The value as a `T` when it is one (`any as? T`), by a type comparison for the
     /// common types.
+    @inlinable
     func value<T>(as type: T.Type) -> T? {
         switch self {
         case .null: return nil

@@ -137,17 +137,25 @@ extension SQLiteStore {
         try statement.bind(query.arguments)
         let reader = DictionaryRowReader(items: query.items, firstColumn: 0)
         let keys = FetchedRowKeys(query.items.map(\.key))
+        let rowsPerChunk = FetchedRows.rowsPerChunk(keyCount: keys.names.count)
+        var chunks: [ContiguousArray<FetchedValue>] = []
         var values = ContiguousArray<FetchedValue>()
-        if request.fetchLimit > 0 { values.reserveCapacity(min(request.fetchLimit, 4096) * keys.names.count) }
+        if request.fetchLimit > 0 { values.reserveCapacity(min(request.fetchLimit, rowsPerChunk) * keys.names.count) }
         var rows = 0
         let entityName = request.entityName
         let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
         let sqlSeconds = try statement.forEachRow {
+            if rows > 0, rows % rowsPerChunk == 0 {
+                chunks.append(values)
+                values = ContiguousArray()
+                values.reserveCapacity(rowsPerChunk * keys.names.count)
+            }
             reader.append(statement, to: &values, other: other)
             rows += 1
         }
+        chunks.append(values)
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows)
-        return FetchedRows(keys: keys, values: values)
+        return FetchedRows(keys: keys, chunks: chunks)
     }
 
     /// Whether a dictionary fetch can be read in batches of keys: rows are objects (no
