@@ -42,14 +42,59 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
     @exclusivity(unchecked) var committed: ObjectValues
+    /// What few objects have (see ``ObjectExtras``); nil for most: an object is made for every
+    /// row fetched, and each field it carries costs its making and freeing.
+    @exclusivity(unchecked) var extras: ObjectExtras?
+
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
-    @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
+    var pendingToMany: [String: PendingToMany] {
+        @inline(__always) get { extras?.pendingToMany ?? [:] }
+        set {
+            if let extras { extras.pendingToMany = newValue } else if !newValue.isEmpty { makeExtras().pendingToMany = newValue }
+        }
+        _modify {
+            if let extras {
+                yield &extras.pendingToMany
+            } else {
+                var value: [String: PendingToMany] = [:]
+                yield &value
+                if !value.isEmpty { makeExtras().pendingToMany = value }
+            }
+        }
+    }
+
     /// For an object fetched with ``FetchRequest/propertiesToFetch``: the properties loaded;
     /// reading another loads the rest of the row. nil when the whole row is loaded.
-    @exclusivity(unchecked) var partialKeys: Set<String>?
+    var partialKeys: Set<String>? {
+        @inline(__always) get { extras?.partialKeys }
+        set {
+            if let extras { extras.partialKeys = newValue } else if newValue != nil { makeExtras().partialKeys = newValue }
+        }
+    }
+
     /// The values of fetched properties read so far (object IDs by property name), kept
     /// until the object is turned into a fault, as Core Data caches them.
-    @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
+    var fetchedPropertyValues: [String: [ManagedObjectID]] {
+        get { extras?.fetchedPropertyValues ?? [:] }
+        set {
+            if let extras { extras.fetchedPropertyValues = newValue } else if !newValue.isEmpty { makeExtras().fetchedPropertyValues = newValue }
+        }
+        _modify {
+            if let extras {
+                yield &extras.fetchedPropertyValues
+            } else {
+                var value: [String: [ManagedObjectID]] = [:]
+                yield &value
+                if !value.isEmpty { makeExtras().fetchedPropertyValues = value }
+            }
+        }
+    }
+
+    private func makeExtras() -> ObjectExtras {
+        let made = ObjectExtras()
+        extras = made
+        return made
+    }
     /// Whether the object was inserted and not saved yet.
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object is deleted and the deletion is not saved yet.
@@ -388,4 +433,12 @@ extension ManagedObject: FLPredicateArgumentConvertible {
     /// A managed object stands in a predicate for its object ID, as in Core Data: `recipe ==
     /// %@` with an object binds its primary key in SQL, and in memory compares the IDs.
     public var predicateValue: FLValue { .object(FLObjectReference(objectID)) }
+}
+
+/// The state of a managed object that few objects have: pending to-many edits, a partial
+/// fetch's keys, cached fetched-property values.
+final class ObjectExtras {
+    @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
+    @exclusivity(unchecked) var partialKeys: Set<String>?
+    @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
 }
