@@ -81,6 +81,7 @@ public final class SQLiteStore {
     /// The store UUID (`Z_UUID`), the host part of object URIs.
     @exclusivity(unchecked) public private(set) var identifier: String {
         didSet {
+            faultPlans.removeAll()
             idNamesByEntityName.removeAll()
             idNamesByEntityNumber.removeAll()
             decodePlanCache.removeAll()
@@ -101,6 +102,8 @@ public final class SQLiteStore {
     /// ``selectedColumns(for:)`` by entity name: the model and mapping never change, so each
     /// entity's list is worked out once, not on every fetch and fault.
     @exclusivity(unchecked) var selectedColumnsCache: [String: [SelectedColumn]] = [:]
+    /// How faults are fired, by the ``ObjectIDNames`` number of their entity in this store.
+    @exclusivity(unchecked) var faultPlans: [UInt32: FaultPlan] = [:]
     /// The SQL that fires one fault, by entity name (`SELECT … WHERE  t0.Z_PK = ?`).
     @exclusivity(unchecked) var faultSQLCache: [String: String] = [:]
     /// Row decoding plans (see ``decodePlan(for:rowEntity:columns:)``).

@@ -24,6 +24,18 @@ struct StoreRow: CustomStringConvertible {
     }
 }
 
+/// The prepared SELECT and the row decoder that fire faults of one entity. The statement is
+/// the connection's cached one (kept for the connection's life).
+final class FaultPlan {
+    let statement: Statement
+    let decoder: RowDecoder
+
+    init(statement: Statement, decoder: RowDecoder) {
+        self.statement = statement
+        self.decoder = decoder
+    }
+}
+
 /// A column of a SELECT and the property it fills.
 struct SelectedColumn {
     enum Target {
@@ -297,6 +309,23 @@ extension SQLiteStore {
 
     /// Fetches one object's row by primary key (firing a fault).
     func fetchRow(for id: ManagedObjectID) throws -> StoreRow? {
+        let plan = try faultPlan(for: id)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let statement = plan.statement
+        statement.reset()
+        try statement.bind([.integer(id.primaryKey)])
+        var row: StoreRow?
+        let sqlSeconds = try statement.forEachRow {
+            if row == nil { row = decodeRow(statement, with: plan.decoder) }
+        }
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: row == nil ? 0 : 1)
+        return row
+    }
+
+    /// How a fault of an ID's entity is fired: its SELECT, prepared, and its row decoder,
+    /// worked out once per entity and found by the ID's pair number (no name is hashed).
+    private func faultPlan(for id: ManagedObjectID) throws -> FaultPlan {
+        if let plan = faultPlans[id.names] { return plan }
         let (entity, entityMapping) = try entityForFetch(id.entityName)
         let columns = selectedColumns(for: entity)
         let sql: String
@@ -306,7 +335,9 @@ extension SQLiteStore {
             sql = selectList(for: entity) + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK = ?"
             faultSQLCache[entity.name] = sql
         }
-        return try selectRows(sql: sql, arguments: [.integer(id.primaryKey)], entity: entity, columns: columns, paged: false).first
+        let plan = FaultPlan(statement: try connection.cachedStatement(sql), decoder: rowDecoder(for: entity, columns: columns))
+        faultPlans[id.names] = plan
+        return plan
     }
 
     /// Counts the objects of a fetch.
