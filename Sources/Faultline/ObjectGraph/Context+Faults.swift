@@ -162,25 +162,29 @@ extension ManagedObjectContext {
     }
 
     private func fillValues(_ object: ManagedObject, from row: StoreRow) {
+        fillValues(object, values: row.values, version: row.version)
+    }
+
+    /// Loads a row's values into an object: the row's values as they are for a fresh fault
+    /// (shared, no copying), else attribute by attribute and to-one by to-one.
+    private func fillValues(_ object: ManagedObject, values: ObjectValues, version: Int64) {
         if object.storage.isEmpty && object.committed.isEmpty {
             // A fresh fault: the row holds exactly its attributes and to-ones, so both
-            // dictionaries share the row's storage (no per-key copying).
-            object.storage = row.values
-            object.committed = row.values
-            object.rowVersion = row.version
+            // value sets share the row's storage (no per-key copying).
+            object.setLoadedValues(values, version: version)
             object.isFault = false
             return
         }
         // To-many relationships already fired stay as they are.
         for attribute in object.entity.attributes where !attribute.isTransient {
-            object.storage[attribute.name] = row.values[attribute.name]
-            object.committed[attribute.name] = row.values[attribute.name]
+            object.storage[attribute.name] = values[attribute.name]
+            object.committed[attribute.name] = values[attribute.name]
         }
         for relationship in object.entity.relationships where relationship.isToOne {
-            object.storage[relationship.name] = row.values[relationship.name]
-            object.committed[relationship.name] = row.values[relationship.name]
+            object.storage[relationship.name] = values[relationship.name]
+            object.committed[relationship.name] = values[relationship.name]
         }
-        object.rowVersion = row.version
+        object.rowVersion = version
         object.isFault = false
     }
 
