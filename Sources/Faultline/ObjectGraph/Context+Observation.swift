@@ -297,17 +297,23 @@ extension ManagedObjectContext {
         let pending = pendingEvent
         pendingEvent = PendingEvent()
         var objects = ChangedObjects()
+        // Classified into arrays first, so that each set is made at its size (growing a set
+        // of 100,000 objects rehashes it again and again).
+        var inserted: [ManagedObject] = [], deleted: [ManagedObject] = [], changed: [ManagedObject] = []
         for object in pending.changed {
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
             let now = !object.isDeleted && object.managedObjectContext === self && registeredObjects[object.objectID] === object
             switch (was, now) {
-            case (false, true): objects.inserted.insert(object)
-            case (true, false): objects.deleted.insert(object)
-            case (true, true): if refreshing { objects.refreshed.insert(object) } else { objects.updated.insert(object) }
+            case (false, true): inserted.append(object)
+            case (true, false): deleted.append(object)
+            case (true, true): changed.append(object)
             case (false, false): continue
             }
         }
+        objects.inserted = Set(inserted)
+        objects.deleted = Set(deleted)
+        if refreshing { objects.refreshed = Set(changed) } else { objects.updated = Set(changed) }
         for object in pending.refreshed.values where !objects.deleted.contains(object) && !objects.inserted.contains(object) {
             objects.refreshed.insert(object)
         }

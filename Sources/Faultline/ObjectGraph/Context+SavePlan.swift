@@ -117,8 +117,14 @@ extension ManagedObjectContext {
     /// Step 1: what the changed to-many relationships of `all` write.
     func relationshipWrites(of all: [ManagedObject]) throws -> RelationshipWrites {
         var writes = RelationshipWrites()
+        // Whether an entity has to-many relationships, once per entity (objects of an entity
+        // come in runs); most changed objects have none to write.
+        var last: (entity: String, hasToMany: Bool)?
         for object in all where !(object.isInserted && object.isDeleted) {
-            guard let entityMapping = store.mapping.entity(object.entity.name) else { continue }
+            if last?.entity != object.entity.name {
+                last = (object.entity.name, object.entity.relationships.contains { $0.isToMany && !$0.isTransient })
+            }
+            guard last?.hasToMany == true, let entityMapping = store.mapping.entity(object.entity.name) else { continue }
             for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let joinName = entityMapping.manyToMany[relationship.name]
                 let hidden = entityMapping.hiddenForeignKeys[relationship.name]
@@ -320,13 +326,24 @@ extension ManagedObjectContext {
     /// and updates write (an inverse would make the destination an updated, version-checked
     /// object). Sorted, each once.
     private func rowsReferencedWithoutInverse(_ plan: SavePlan) -> [ManagedObjectID] {
-        let checked = Set(plan.updates.map(\.object.objectID))
+        // Each entity's to-ones without inverse, worked out once per entity in this save
+        // (objects of an entity come in runs); most entities have none.
+        var last: (entity: String, names: [String])?
+        func uninversed(_ entity: EntityDescription) -> [String] {
+            if let last, last.entity == entity.name { return last.names }
+            let names = entity.relationships.filter { $0.isToOne && !$0.isTransient && model.inverse(of: $0) == nil }.map(\.name)
+            last = (entity.name, names)
+            return names
+        }
+        var checkedIDs: Set<ManagedObjectID>?
         var result: Set<ManagedObjectID> = []
         func collect(_ object: ManagedObject, onlyChanged: Bool) {
-            for relationship in object.entity.relationships where relationship.isToOne && !relationship.isTransient && model.inverse(of: relationship) == nil {
-                if onlyChanged, !object.storage.differs(from: object.committed, at: relationship.name) { continue }
-                guard let id = object.storage.objectID(forKey: relationship.name), !id.isTemporaryID, !checked.contains(id) else { continue }
-                result.insert(id)
+            for name in uninversed(object.entity) {
+                if onlyChanged, !object.storage.differs(from: object.committed, at: name) { continue }
+                guard let id = object.storage.objectID(forKey: name), !id.isTemporaryID else { continue }
+                let checked = checkedIDs ?? Set(plan.updates.map(\.object.objectID))
+                checkedIDs = checked
+                if !checked.contains(id) { result.insert(id) }
             }
         }
         for insert in plan.inserts { collect(insert.object, onlyChanged: false) }
