@@ -323,9 +323,7 @@ extension ManagedObjectContext {
                 object.committed = object.storage
             }
         }
-        var updatedIDs = plan.changed.map(\.objectID)
-        let changedSet = Set(updatedIDs)
-        for update in plan.updates where !changedSet.contains(update.object.objectID) { updatedIDs.append(update.object.objectID) }
+        let updatedIDs = plan.changed.map(\.objectID) + plan.updatedBeyondChanged
         touched.removeAll()
         propagatedDeletions.removeAll()
         undoStack.removeAll()

@@ -38,6 +38,9 @@ struct SavePlan {
     var forgotten: [ManagedObject] = []
     /// Stored objects whose values changed (some need no row update: only a to-many changed).
     var changed: [ManagedObject] = []
+    /// Objects updated that are not in ``changed`` (rows another object's to-many writes:
+    /// an order or a hidden foreign key), in the order of ``updates``.
+    var updatedBeyondChanged: [ManagedObjectID] = []
     var joinDeletes: [(join: JoinTableMapping, row: JoinRow)] = []
     var joinInserts: [JoinInsert] = []
     var joinOrderUpdates: [JoinOrderUpdate] = []
@@ -217,10 +220,12 @@ extension ManagedObjectContext {
     /// policy), each version-checked.
     func planUpdates(writes: RelationshipWrites, overwrite: Set<ObjectIdentifier>, plan: inout SavePlan) throws {
         var candidates = plan.changed
+        var extraCandidates: Set<ObjectIdentifier> = []
         if !writes.extraObjects.isEmpty {
             let changed = Set(plan.changed.map(ObjectIdentifier.init))
             for (key, object) in writes.extraObjects where !object.isInserted && !object.isDeleted && !changed.contains(key) {
                 candidates.append(object)
+                extraCandidates.insert(key)
             }
         }
         // Every stored object the save changes is version-checked, even when only a to-many
@@ -280,6 +285,7 @@ extension ManagedObjectContext {
                 columns.append(column.name)
             }
             plan.updates.append(.init(object: object, table: row.table, columns: columns, values: values))
+            if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
             if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
         }
     }
