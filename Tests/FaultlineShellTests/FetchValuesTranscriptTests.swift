@@ -57,7 +57,9 @@ import Testing
     }
 
     @Test func idsAreHandlesWithoutValues() async throws {
-        let uuid = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [Self.recipes, "SELECT Z_UUID FROM Z_METADATA"]).stdout
+        // Immutable: the sqlite3 CLI would open the checked-in sample read-write and make a -wal
+        // and -shm beside it, which other tests reading the sample at that moment trip over.
+        let uuid = try await TestSupport.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["file:\(Self.recipes)?immutable=1", "SELECT Z_UUID FROM Z_METADATA"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let result = try await TestSupport.faultline([Self.recipes], stdin: """
             fetch Recipe ids where type.name == "Dessert" sort by name limit 2
