@@ -269,6 +269,8 @@ public final class PropertyLayout: Sendable {
     /// Whether some attribute is Binary with external storage allowed: its slot may then
     /// hold a reference to a file, read when the value is asked for.
     public let hasExternalBinary: Bool
+    /// Per slot: whether a setter may write it (false for read-only and derived attributes).
+    public let isWritable: [Bool]
     /// The slots of attributes validation looks at, in order: those that are required (not
     /// optional) or have a minimum, a maximum or a pattern, and are not derived.
     public let validatedAttributeSlots: [Int]
@@ -291,6 +293,7 @@ public final class PropertyLayout: Sendable {
         self.identifierSlots = identifierSlots
         self.hasDuplicateNames = index.count < names.count
         self.hasExternalBinary = attributes.contains(where: \.usesExternalBinaryStorage)
+        self.isWritable = attributes.map { !$0.isReadOnly && !$0.isDerived } + Array(repeating: true, count: relationships.count)
         self.validatedAttributeSlots = attributes.indices.filter {
             let attribute = attributes[$0]
             return !attribute.isDerived

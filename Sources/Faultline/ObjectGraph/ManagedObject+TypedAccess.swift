@@ -61,8 +61,7 @@ extension ManagedObject {
         context.checkAccess()
         let slot = classSlots[index]
         do {
-            let attribute = entity.attributes[slot]
-            if attribute.isReadOnly || attribute.isDerived {
+            if !entity.propertyLayout.isWritable[slot] {
                 throw ManagedObjectError(.readOnly, entity: entity.name, objectID: objectID, key: key, "attribute \(key) is read-only")
             }
             try context.setAttribute(value, slot: slot, of: self)
