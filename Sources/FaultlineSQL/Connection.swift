@@ -31,7 +31,7 @@ public final class Connection {
     /// The SQLite handle. Not API.
     package let handle: OpaquePointer
     private var statementCache: [String: Statement] = [:]
-    private var observers: [(id: Int, observe: (TraceEvent) -> Void)] = []
+    @exclusivity(unchecked) private var observers: [(id: Int, observe: (TraceEvent) -> Void)] = []
     private var nextObserverID = 0
     private var functionBoxes: [AnyObject] = []
 
@@ -268,7 +268,7 @@ public final class Connection {
     /// Whether anyone is listening (lets callers skip building expensive messages).
     public var isTraced: Bool { !observers.isEmpty && !traceSuspended }
 
-    private var traceSuspended = false
+    @exclusivity(unchecked) private var traceSuspended = false
 
     /// Runs `body` without reporting its statements to the trace observers: for bookkeeping
     /// statements that are not part of what the log shows (filling a temporary id table).

@@ -14,6 +14,8 @@ public final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection
     private var arguments: [SQLValue] = []
+    /// The value bound by ``bind(only:)``, reported as the statement's one argument.
+    private var onlyInteger: Int64?
     private var started = false
     private var rowsStepped = 0
     private var elapsed: UInt64 = 0
@@ -63,6 +65,19 @@ public final class Statement {
             try bind(value, at: Int32(i + 1))
         }
         arguments = values
+        onlyInteger = nil
+    }
+
+    /// Binds one integer as the statement's only parameter (a fault's primary key): what
+    /// ``bind(_:)`` does with `[.integer(value)]`, without making the array.
+    public func bind(only value: Int64) throws {
+        guard parameterCount == 1 else { return try bind([.integer(value)]) }
+        let rc = sqlite3_bind_int64(handle, 1, value)
+        guard rc == SQLITE_OK else {
+            throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path)
+        }
+        arguments = []
+        onlyInteger = value
     }
 
     private func bind(_ value: SQLValue, at index: Int32) throws {
@@ -97,7 +112,7 @@ public final class Statement {
             elapsed = 0
             finishedReported = false
             timed = connection.isTraced
-            if timed { connection.emit(.statement(sql: sql, arguments: arguments)) }
+            if timed { connection.emit(.statement(sql: sql, arguments: onlyInteger.map { [.integer($0)] } ?? arguments)) }
         }
         let rc: Int32
         if timed {
@@ -156,6 +171,7 @@ public final class Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         arguments = []
+        onlyInteger = nil
         started = false
     }
 

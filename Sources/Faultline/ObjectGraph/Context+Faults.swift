@@ -125,7 +125,7 @@ extension ManagedObjectContext {
             try loadBatch(batch, containing: index)
             if !object.isFault { return true }
         }
-        if let row = store.rowCache.removeValue(forKey: object.objectID) {
+        if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
             fill(object, from: row)
             return true
         }

@@ -43,7 +43,11 @@ extension SQLiteStore {
     /// ``ExternalBinaryDataReference`` until the value is asked for.
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
         let plan = rowPlan(statement, with: decoder)
-        var slots = ContiguousArray<StoredValue>(repeating: .none, count: plan.layout.count)
+        let count = plan.layout.count
+        var slots = ContiguousArray<StoredValue>(unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.initialize(repeating: .none)
+            initialized = count
+        }
         decodeValues(statement, plan: plan, into: &slots, at: 0)
         return StoreRow(
             entity: plan.rowEntity,

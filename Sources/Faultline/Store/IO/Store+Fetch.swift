@@ -310,10 +310,10 @@ extension SQLiteStore {
     /// Fetches one object's row by primary key (firing a fault).
     func fetchRow(for id: ManagedObjectID) throws -> StoreRow? {
         let plan = try faultPlan(for: id)
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = connection.isTraced ? DispatchTime.now().uptimeNanoseconds : 0  // read only when traced
         let statement = plan.statement
         statement.reset()
-        try statement.bind([.integer(id.primaryKey)])
+        try statement.bind(only: id.primaryKey)
         var row: StoreRow?
         let sqlSeconds = try statement.forEachRow {
             if row == nil { row = decodeRow(statement, with: plan.decoder) }
