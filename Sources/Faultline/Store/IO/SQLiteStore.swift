@@ -82,6 +82,7 @@ public final class SQLiteStore {
     @exclusivity(unchecked) public private(set) var identifier: String {
         didSet {
             faultPlans.removeAll()
+            lastFaultPlan = nil
             idNamesByEntityName.removeAll()
             idNamesByEntityNumber.removeAll()
             decodePlanCache.removeAll()
@@ -104,6 +105,8 @@ public final class SQLiteStore {
     @exclusivity(unchecked) var selectedColumnsCache: [String: [SelectedColumn]] = [:]
     /// How faults are fired, by the ``ObjectIDNames`` number of their entity in this store.
     @exclusivity(unchecked) var faultPlans: [UInt32: FaultPlan] = [:]
+    /// The last fault plan used (faults come in runs of one entity).
+    @exclusivity(unchecked) var lastFaultPlan: (names: UInt32, plan: FaultPlan)?
     /// The SQL that fires one fault, by entity name (`SELECT … WHERE  t0.Z_PK = ?`).
     @exclusivity(unchecked) var faultSQLCache: [String: String] = [:]
     /// Row decoding plans (see ``decodePlan(for:rowEntity:columns:)``).

@@ -318,14 +318,18 @@ extension SQLiteStore {
         let sqlSeconds = try statement.forEachRow {
             if row == nil { row = decodeRow(statement, with: plan.decoder) }
         }
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: row == nil ? 0 : 1)
+        if connection.isTraced { logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: row == nil ? 0 : 1) }
         return row
     }
 
     /// How a fault of an ID's entity is fired: its SELECT, prepared, and its row decoder,
     /// worked out once per entity and found by the ID's pair number (no name is hashed).
     private func faultPlan(for id: ManagedObjectID) throws -> FaultPlan {
-        if let plan = faultPlans[id.names] { return plan }
+        if let last = lastFaultPlan, last.names == id.names { return last.plan }
+        if let plan = faultPlans[id.names] {
+            lastFaultPlan = (id.names, plan)
+            return plan
+        }
         let (entity, entityMapping) = try entityForFetch(id.entityName)
         let columns = selectedColumns(for: entity)
         let sql: String
