@@ -7,7 +7,7 @@ import Foundation
 /// unsaved object has a temporary ID, `x-coredata:///<Entity>/t<UUID><number>`.
 ///
 /// An ID is 16 bytes of plain data: the (entity, store) pair is a number in a process-wide
-/// table (``ObjectIDNames``) and the key is the other word, so copying, hashing and comparing
+/// table (`ObjectIDNames`) and the key is the other word, so copying, hashing and comparing
 /// IDs — which a context does for every object it registers — touches no reference count and
 /// compares no string (Core Data's IDs are likewise a key and a pointer to a shared entity).
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
@@ -80,7 +80,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Hashes the key, the pair number and the temporary flag (when an ID is part of a larger
-    /// hashed value; dictionaries and sets of IDs use ``_rawHashValue(seed:)``).
+    /// hashed value; dictionaries and sets of IDs use `_rawHashValue(seed:)`).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(number)
         hasher.combine(UInt64(names) | UInt64(temporaryFlag) << 32)
