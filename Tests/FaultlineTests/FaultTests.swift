@@ -91,3 +91,29 @@ import Testing
         #expect(statements.sql.count == 6)  // the fetch and five asset faults
     }
 }
+
+/// A fault named by its parent entity whose row is a sub-entity's: it holds the sub-entity's
+/// values, and keeps what they need alive after its context, coordinator and model are gone.
+@Suite struct SubentityRowFaultTests {
+    @Test func aParentFaultFilledWithASubentityRowOutlivesItsModel() throws {
+        func loadedFault() throws -> ManagedObject {
+            let (context, store, _) = try SaveModelTests.open()
+            let dog = try context.insertObject(entityName: "Dog")
+            try dog.setValue("Rex", forKey: "name")
+            try dog.setValue(true, forKey: "barks")
+            try context.save()
+            let reader = ManagedObjectContext(coordinator: context.coordinator)
+            let id = ManagedObjectID(entityName: "Animal", storeIdentifier: store.identifier, primaryKey: dog.objectID.primaryKey)
+            let fault = reader.object(with: id)
+            #expect(fault.isFault && fault.entity.name == "Animal")
+            #expect(fault.value(forKey: "name") as? String == "Rex")
+            return fault
+        }
+        let object = try loadedFault()
+        // The context, the coordinator, the store and the model are gone; the values stay
+        // readable (under AddressSanitizer, a freed layout here is a report).
+        #expect(object.managedObjectContext == nil)
+        #expect(object.value(forKey: "name") as? String == "Rex")
+        #expect(object.value(forKey: "barks") as? Bool == true)
+    }
+}

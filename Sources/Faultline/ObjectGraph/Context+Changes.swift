@@ -66,7 +66,7 @@ extension ManagedObjectContext {
     /// (one undo step), then runs its ``ManagedObject/awakeFromInsert()``.
     func finishInsert(_ object: ManagedObject) {
         let entity = object.entity
-        if let defaults = store.insertDefaults(for: entity), object.storage.layout === entity.propertyLayout {
+        if let defaults = insertDefaults(for: entity) {
             for (slot, value) in defaults { object.storage[stored: slot] = value }
         } else {
             for attribute in entity.attributes {
@@ -84,6 +84,24 @@ extension ManagedObjectContext {
             registeredObjects[object.objectID] = object
         }
         if callsLifecycleHooks(of: object) { object.awakeFromInsert() }
+    }
+
+    /// The values a new object of an entity starts with, by slot: its attributes' defaults
+    /// and its to-many relationships empty. Worked out once per entity; nil when property
+    /// names repeat (an invalid model), where they are set by name.
+    func insertDefaults(for entity: EntityDescription) -> [(slot: Int, value: StoredValue)]? {
+        if let cached = insertDefaultsCache[entity.name] { return cached }
+        let layout = entity.propertyLayout
+        guard !layout.hasDuplicateNames else { return nil }
+        var defaults: [(slot: Int, value: StoredValue)] = []
+        for (slot, attribute) in entity.attributes.enumerated() {
+            if let value = AttributeValues.defaultValue(of: attribute) { defaults.append((slot, StoredValue(value))) }
+        }
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
+            defaults.append((entity.attributes.count + index, .objectIDs([])))
+        }
+        insertDefaultsCache[entity.name] = defaults
+        return defaults
     }
 
     /// Marks an object deleted. Its delete rules (Nullify, Cascade, Deny, No Action) are
@@ -446,8 +464,6 @@ extension ManagedObjectContext {
         try objects.sorted(by: sorts)
     }
 
-    /// Objects in the order they are validated and written: insertion order (stored objects
-    /// share 0), then primary key, then entity name; each object's keys are read once.
     /// The objects of ``touched`` in save order, sorted again only after ``touched`` changed
     /// (a save's passes — `willSave`, validation, the plan — share one sort). An object's
     /// place depends on its insertion number and key, which change only when it is inserted
@@ -459,6 +475,8 @@ extension ManagedObjectContext {
         return objects
     }
 
+    /// Objects in the order they are validated and written: insertion order (stored objects
+    /// share 0), then primary key, then entity name; each object's keys are read once.
     static func inSaveOrder<S: Sequence<ManagedObject>>(_ objects: S) -> [ManagedObject] {
         objects.map { (sequence: $0.insertionSequence, key: $0.objectID.primaryKey, object: $0) }
             .sorted { a, b in

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -65,16 +64,7 @@ final class ContextConcurrency: @unchecked Sendable {
     let owner: pthread_t
     /// Whether uses off the queue are checked (read on every use: set it before the context
     /// is used from another thread).
-    var debug: Bool {
-        didSet {
-            if debug != oldValue { Self.debuggingContexts.add(debug ? 1 : -1, ordering: .relaxed) }
-        }
-    }
-    /// How many living contexts have ``debug`` on. While none has, typed reads of loaded
-    /// values skip the context altogether (no weak load, no check).
-    static let debuggingContexts = Atomic<Int>(0)
-    /// Whether some context checks its uses.
-    @inline(__always) static var anyDebugging: Bool { debuggingContexts.load(ordering: .relaxed) != 0 }
+    var debug: Bool
     /// Called with each violation when ``debug`` is on; nil stops the process with the message.
     var violationHandler: (@Sendable (ConcurrencyViolation) -> Void)?
 
@@ -87,7 +77,6 @@ final class ContextConcurrency: @unchecked Sendable {
         self.type = type
         self.owner = pthread_self()
         self.debug = ManagedObjectContext.concurrencyDebugDefault
-        if debug { Self.debuggingContexts.add(1, ordering: .relaxed) }
         switch type {
         case .confinement: queue = nil
         case .mainQueue:
@@ -95,10 +84,6 @@ final class ContextConcurrency: @unchecked Sendable {
             DispatchQueue.main.setSpecific(key: ContextConcurrency.mainQueueKey, value: true)
         case .privateQueue: queue = DispatchQueue(label: "faultline.context")
         }
-    }
-
-    deinit {
-        if debug { Self.debuggingContexts.add(-1, ordering: .relaxed) }
     }
 
     /// Whether the calling thread may use the context now.
@@ -250,7 +235,10 @@ extension ManagedObjectContext {
     /// another thread.
     public var concurrencyDebug: Bool {
         get { concurrency.debug }
-        set { concurrency.debug = newValue }
+        set {
+            concurrency.debug = newValue
+            link.checksAccess = newValue
+        }
     }
 
     /// What a violation found under ``concurrencyDebug`` does; nil (the default) stops the

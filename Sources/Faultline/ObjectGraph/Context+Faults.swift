@@ -163,6 +163,9 @@ extension ManagedObjectContext {
 
     private func fillValues(_ object: ManagedObject, from row: StoreRow) {
         fillValues(object, values: row.values, version: row.version)
+        // A fault of a parent entity whose row is a sub-entity's now holds values of the
+        // sub-entity's layout, which only that entity keeps alive.
+        if !object.isFault, row.values.layout !== object.entity.propertyLayout { object.keepLayout(of: row.entity) }
     }
 
     /// Loads a row's values into an object: the row's values as they are for a fresh fault

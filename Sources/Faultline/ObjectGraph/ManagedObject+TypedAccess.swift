@@ -41,9 +41,9 @@ extension ManagedObject {
     /// an external binary value is read from its file.
     @inline(__always)
     func storedAttribute(at index: Int, named key: String) -> StoredValue {
-        // Loaded, whole and unchecked: the slot as it is, without the context (the slow path
-        // below would find the same value, after loading the weak context reference).
-        if !isFault, partialKeys == nil, index < classSlots.count, !ContextConcurrency.anyDebugging {
+        // Loaded, whole and unchecked: the slot as it is, without loading the context (the
+        // slow path below would find the same value, after a weak load).
+        if !isFault, partialKeys == nil, index < classSlots.count, let link = contextLink, !link.checksAccess {
             let stored = storage[stored: classSlots[index]]
             if case .other = stored {} else { return stored }
         }

@@ -18,9 +18,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         @inline(__always) get { contextLink?.context }
         set { contextLink = newValue?.link }
     }
-    /// The link to the context, shared by all its objects: the context clears it when it
-    /// goes, so no object needs a weak reference (a weak reference costs a side table on the
-    /// context, which makes every retain of it slow, and an atomic load on every read).
+    /// The link to the context, shared by all its objects (see ``ContextLink``).
     @exclusivity(unchecked) var contextLink: ContextLink?
     /// Whether the object's values are not loaded yet.
     @exclusivity(unchecked) public internal(set) var isFault: Bool
@@ -88,6 +86,13 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
                 if !value.isEmpty { makeExtras().fetchedPropertyValues = value }
             }
         }
+    }
+
+    /// Keeps the entity whose layout the object's values have alive with the object, when it
+    /// is not the object's own entity.
+    final func keepLayout(of entity: EntityDescription) {
+        guard storage.layout !== self.entity.propertyLayout else { return }
+        (extras ?? makeExtras()).layoutOwner = entity
     }
 
     private func makeExtras() -> ObjectExtras {
@@ -438,6 +443,10 @@ extension ManagedObject: FLPredicateArgumentConvertible {
 /// The state of a managed object that few objects have: pending to-many edits, a partial
 /// fetch's keys, cached fetched-property values.
 final class ObjectExtras {
+    /// The entity whose layout the object's values have when it is not the object's own (a
+    /// fault of a parent entity filled with a sub-entity's row): values do not retain their
+    /// layout, so this keeps it alive.
+    @exclusivity(unchecked) var layoutOwner: EntityDescription?
     @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
     @exclusivity(unchecked) var partialKeys: Set<String>?
     @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]

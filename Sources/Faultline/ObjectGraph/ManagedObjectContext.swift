@@ -41,7 +41,9 @@ public final class ManagedObjectContext {
     /// own rows and those its delete rules reached), whatever its result type: ready for
     /// ``mergeChanges(fromContextDidSave:)-(SaveNotification)``.
     public internal(set) var lastBatchChanges: SaveNotification?
-    /// Whether user-level changes are recorded for ``undo()`` (default true).
+    /// Whether user-level changes are recorded for ``undo()`` (default true). Set it outside
+    /// ``undoGroup(_:)``: a group begun while it is false records nothing, and changes made
+    /// after it is turned on inside that group become undo steps of their own.
     @exclusivity(unchecked) public var isUndoEnabled = true
     /// The context's name (`NSManagedObjectContext.name`): recorded as the context of each
     /// transaction it saves into a store with persistent history.
@@ -82,6 +84,9 @@ public final class ManagedObjectContext {
     let classBindings: [String: ClassBinding]
     @exclusivity(unchecked) private var lastClassBinding: (entityName: String, binding: ClassBinding?)?
     @exclusivity(unchecked) private var lastTemporaryNames: (entityName: String, names: UInt32)?
+    /// ``insertDefaults(for:)`` by entity name (per context: inserts do not hold the store's
+    /// lock, so the cache cannot be the store's).
+    @exclusivity(unchecked) var insertDefaultsCache: [String: [(slot: Int, value: StoredValue)]] = [:]
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
@@ -100,6 +105,7 @@ public final class ManagedObjectContext {
         self.concurrency = ContextConcurrency(type: concurrencyType)
         self.classBindings = coordinator.classBindingsForNewContext()
         link.context = self
+        link.checksAccess = concurrency.debug
     }
 
     /// The binding of an entity: the last one looked up is kept, as fetches make many objects
@@ -132,7 +138,6 @@ public final class ManagedObjectContext {
     }
 
     deinit {
-        link.context = nil
         if let automaticMergeObserver { NotificationCenter.default.removeObserver(automaticMergeObserver) }
         streams.finish()
     }
@@ -142,12 +147,17 @@ public final class ManagedObjectContext {
 
 }
 
-/// A context as its objects hold it: one per context, shared by its objects, cleared by the
-/// context's `deinit`, so an object outliving its context sees nil (as a weak reference
-/// would) while reading it costs a plain load.
+/// A context as its objects hold it: one per context, shared by its objects. The context is
+/// held weakly here, once per context, instead of by a weak reference in every object (each
+/// object then paid a weak store and destroy, and the context's retains the slow path); an
+/// object outliving its context sees nil, safely from any thread, as before.
 final class ContextLink {
-    /// The context; nil once it is gone. Set only by the context (its init and deinit).
-    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
+    /// The context; nil once it is gone.
+    weak var context: ManagedObjectContext?
+    /// Whether the context checks that it is used on its queue (its
+    /// ``ManagedObjectContext/concurrencyDebug``), so typed reads of loaded values can skip the
+    /// context when it does not.
+    @exclusivity(unchecked) var checksAccess = false
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.

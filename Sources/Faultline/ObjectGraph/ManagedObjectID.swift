@@ -101,6 +101,17 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "<\(uriRepresentation)>" }
 }
 
+/// An ID reflects as its entity name, store identifier, primary key and temporary number (what
+/// `dump` shows and what predicates over values read by name), not its packed fields.
+extension ManagedObjectID: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "entityName": entityName, "storeIdentifier": storeIdentifier, "primaryKey": primaryKey,
+            "temporaryNumber": temporaryNumber,
+        ], displayStyle: .struct)
+    }
+}
+
 /// Object IDs encode and decode (as SwiftData's `PersistentIdentifier` does), so a `#Predicate`
 /// can capture one: `#Predicate<Ingredient> { $0.recipe?.objectID == recipeID }`. A temporary
 /// ID decodes to the same ID only in the process that made it.

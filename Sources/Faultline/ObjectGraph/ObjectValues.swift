@@ -15,8 +15,10 @@ import FaultlineModel
 struct ObjectValues: Sequence {
     /// The entity's property slots. Not retained: a layout belongs to its entity (the model's
     /// ``EntityDescription``), and values are always held beside their entity — by their
-    /// object, a ``StoreRow`` or a decode plan — so it outlives them. (Retaining it cost two
-    /// reference-count operations per object made, and one per copy of its values.)
+    /// object (or, for a parent-entity fault filled with a sub-entity's row, the object's
+    /// `ObjectExtras.layoutOwner`), a ``StoreRow`` or a decode plan — so it outlives them.
+    /// (Retaining it cost two reference-count operations per object made, and one per copy of
+    /// its values.)
     unowned(unsafe) let layout: PropertyLayout
     /// The object's own slots (empty while the values are a row of `page`).
     private var slots: ContiguousArray<StoredValue> = []

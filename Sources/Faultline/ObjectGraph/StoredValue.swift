@@ -89,8 +89,6 @@ enum StoredValue {
         return nil
     }
 
-    /// Equality of stored values, as ``ManagedObject/valuesEqual(_:_:)`` for `Any`: same case
-    /// and payload; boxed values compare as `AnyHashable` (unequal when not hashable).
     /// Whether `value` is this value, of the same type: one cast to the case's type (no cast
     /// chain, as converting it to a ``StoredValue`` would take). False for ``other``.
     func holdsSame(_ value: Any?) -> Bool {
@@ -112,6 +110,8 @@ enum StoredValue {
         }
     }
 
+    /// Equality of stored values, as ``ManagedObject/valuesEqual(_:_:)`` for `Any`: same case
+    /// and payload; boxed values compare as `AnyHashable` (unequal when not hashable).
     static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
         switch (a, b) {
         case (.none, .none): return true

@@ -117,8 +117,6 @@ public final class SQLiteStore {
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
     /// ``rowLayout(for:)`` by entity name.
     var rowLayoutCache: [String: EntityRowLayout] = [:]
-    /// ``insertDefaults(for:)`` by entity name.
-    @exclusivity(unchecked) var insertDefaultsCache: [String: [(slot: Int, value: StoredValue)]] = [:]
     /// ``entityNumber(of:)`` by entity name.
     @exclusivity(unchecked) var entityNumberCache: [String: Int] = [:]
     /// ``columnList(for:)`` by entity name.

@@ -67,26 +67,6 @@ extension SQLiteStore {
         return max + 1
     }
 
-    /// The columns of an entity's rows, in table order: the three fixed columns, then those
-    /// of the entity's own and inherited properties, and hidden foreign keys pointing at it.
-    /// The values a new object of an entity starts with, by slot: its attributes' defaults
-    /// and its to-many relationships empty. Worked out once per entity; nil when property
-    /// names repeat (an invalid model), where they are set by name.
-    func insertDefaults(for entity: EntityDescription) -> [(slot: Int, value: StoredValue)]? {
-        if let cached = insertDefaultsCache[entity.name] { return cached }
-        let layout = entity.propertyLayout
-        guard !layout.hasDuplicateNames else { return nil }
-        var defaults: [(slot: Int, value: StoredValue)] = []
-        for (slot, attribute) in entity.attributes.enumerated() {
-            if let value = AttributeValues.defaultValue(of: attribute) { defaults.append((slot, StoredValue(value))) }
-        }
-        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
-            defaults.append((entity.attributes.count + index, .objectIDs([])))
-        }
-        insertDefaultsCache[entity.name] = defaults
-        return defaults
-    }
-
     /// The entity number (`Z_ENT`) of an entity; 0 when the mapping lacks it. Cached: looking
     /// it up in the mapping copied the mapping.
     func entityNumber(of name: String) -> Int {
@@ -106,6 +86,8 @@ extension SQLiteStore {
         return layout
     }
 
+    /// The columns of an entity's rows, in table order: the three fixed columns, then those
+    /// of the entity's own and inherited properties, and hidden foreign keys pointing at it.
     func rowColumns(for entity: EntityDescription) -> [ColumnMapping] {
         if let cached = rowColumnsCache[entity.name] { return cached }
         let columns = computeRowColumns(for: entity)
