@@ -115,6 +115,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     @exclusivity(unchecked) var classSlots: ContiguousArray<Int> = []
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
+    /// A context making an object passes nil and sets itself as the object's context right
+    /// after this returns: set values up in ``awakeFromInsert()`` or ``awakeFromFetch()``.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
         self.entity = entity
         self.objectID = objectID
@@ -197,6 +199,15 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// the destination objects as an array (in the relationship's order when it is ordered),
     /// firing the relationship fault the first time.
     public func value(forKey key: String) -> Any? {
+        // A loaded, whole object whose context does not check its uses: an attribute's slot
+        // as it is, without loading the context (the path below gives the same value).
+        if !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess {
+            let layout = storage.layout
+            if !layout.hasDuplicateNames, let slot = layout.slot(of: key), layout.kinds[slot] == .attribute {
+                let value = storage[slot: slot]
+                if !layout.hasExternalBinary || !(value is ExternalBinaryDataReference) { return value }
+            }
+        }
         guard let context = managedObjectContext else {
             return entity.relationship(named: key) == nil ? storage[key] : nil
         }

@@ -128,11 +128,17 @@ public final class ManagedObjectContext {
     }
 
     /// A new object of an entity, of the entity's registered class if it has one.
+    /// The object is made without its context and given the context's link right after: passing
+    /// the context in would retain and release it for every object (the slow way, as the link
+    /// holds it weakly).
     func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool) -> ManagedObject {
         guard !classBindings.isEmpty, let binding = classBinding(for: entity.name) else {
-            return ManagedObject(entity: entity, objectID: objectID, context: self, isFault: isFault)
+            let object = ManagedObject(entity: entity, objectID: objectID, context: nil, isFault: isFault)
+            object.contextLink = link
+            return object
         }
-        let object = binding.type.init(entity: entity, objectID: objectID, context: self, isFault: isFault)
+        let object = binding.type.init(entity: entity, objectID: objectID, context: nil, isFault: isFault)
+        object.contextLink = link
         object.classSlots = binding.slots
         return object
     }

@@ -62,7 +62,8 @@ extension ManagedObjectSubclass {
                 .cannotInsert, entity: Self.entityName,
                 "class \(Self.self) is not registered for entity \(Self.entityName): call registerClasses on the coordinator before making the context")
         }
-        self.init(entity: entity, objectID: context.temporaryID(for: entity.name), context: context, isFault: false)
+        self.init(entity: entity, objectID: context.temporaryID(for: entity.name), context: nil, isFault: false)
+        contextLink = context.link
         classSlots = binding.slots
         context.finishInsert(self)
     }
