@@ -104,6 +104,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 /// An ID reflects as its entity name, store identifier, primary key and temporary number (what
 /// `dump` shows and what predicates over values read by name), not its packed fields.
 extension ManagedObjectID: CustomReflectable {
+    /// The ID's entity name, store identifier, primary key and temporary number.
     public var customMirror: Mirror {
         Mirror(self, children: [
             "entityName": entityName, "storeIdentifier": storeIdentifier, "primaryKey": primaryKey,
