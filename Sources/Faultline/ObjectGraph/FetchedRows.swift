@@ -23,14 +23,14 @@ public struct FetchedRows: RandomAccessCollection {
     let keys: FetchedRowKeys
     /// The values in chunks of ``rowsPerChunk`` rows (a big fetch fills fixed-size buffers
     /// instead of growing and moving one).
-    let chunks: [ContiguousArray<FetchedValue>]
+    let chunks: [ContiguousArray<StoredValue>]
     let rowsPerChunk: Int
     let rowCount: Int
 
     /// How many rows a chunk of values holds for `keyCount` keys: about 4,096 values.
     static func rowsPerChunk(keyCount: Int) -> Int { Swift.max(1, 4096 / Swift.max(1, keyCount)) }
 
-    init(keys: FetchedRowKeys, chunks: [ContiguousArray<FetchedValue>]) {
+    init(keys: FetchedRowKeys, chunks: [ContiguousArray<StoredValue>]) {
         self.keys = keys
         self.chunks = chunks
         self.rowsPerChunk = Self.rowsPerChunk(keyCount: keys.names.count)
@@ -59,7 +59,7 @@ public struct FetchedRows: RandomAccessCollection {
 /// One row of ``FetchedRows``: values by key or by position, a NULL value nil.
 public struct FetchedRow {
     @usableFromInline let keys: FetchedRowKeys
-    @usableFromInline let values: ContiguousArray<FetchedValue>
+    @usableFromInline let values: ContiguousArray<StoredValue>
     @usableFromInline let start: Int
 
     /// The keys, in the order of the request's `propertiesToFetch`.
@@ -142,55 +142,5 @@ final class FetchedRowKeys {
             }
         }
         return positions[key]
-    }
-}
-
-/// A value of a fetched row: the common attribute types unboxed, anything else as `Any`.
-@usableFromInline
-enum FetchedValue {
-    case null
-    case int64(Int64)
-    case int32(Int32)
-    case int16(Int16)
-    case bool(Bool)
-    case double(Double)
-    case float(Float)
-    case date(Date)
-    case string(String)
-    indirect case other(Any)
-
-    /// The value as `Any` (nil for NULL), as a dictionary fetch holds it.
-    @usableFromInline
-    var any: Any? {
-        switch self {
-        case .null: return nil
-        case .int64(let v): return v
-        case .int32(let v): return v
-        case .int16(let v): return v
-        case .bool(let v): return v
-        case .double(let v): return v
-        case .float(let v): return v
-        case .date(let v): return v
-        case .string(let v): return v
-        case .other(let v): return v
-        }
-    }
-
-    /// The value as a `T` when it is one (`any as? T`), by a type comparison for the
-    /// common types.
-    @inlinable
-    func value<T>(as type: T.Type) -> T? {
-        switch self {
-        case .null: return nil
-        case .int64(let v) where T.self == Int64.self: return unsafeBitCast(v, to: T.self)
-        case .double(let v) where T.self == Double.self: return unsafeBitCast(v, to: T.self)
-        case .string(let v) where T.self == String.self: return unsafeBitCast(v, to: T.self)
-        case .bool(let v) where T.self == Bool.self: return unsafeBitCast(v, to: T.self)
-        case .date(let v) where T.self == Date.self: return unsafeBitCast(v, to: T.self)
-        case .int32(let v) where T.self == Int32.self: return unsafeBitCast(v, to: T.self)
-        case .int16(let v) where T.self == Int16.self: return unsafeBitCast(v, to: T.self)
-        case .float(let v) where T.self == Float.self: return unsafeBitCast(v, to: T.self)
-        default: return any as? T
-        }
     }
 }

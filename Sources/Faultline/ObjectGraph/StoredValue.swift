@@ -7,7 +7,9 @@ import Foundation
 /// Each case holds exactly one Swift type, so converting from `Any` and back gives the same
 /// value of the same type; types without a case of their own (Decimal, URL, external-data
 /// references, anything a model-less entity holds) are kept boxed in ``other``. 24 bytes a
-/// slot (an `Any?` takes 40), and no box for the common attribute types.
+/// slot (an `Any?` takes 40), and no box for the common attribute types. The values of
+/// ``FetchedRows`` are these too (typed row reads are inlined into their callers).
+@usableFromInline
 enum StoredValue {
     case none
     case int64(Int64)
@@ -52,6 +54,7 @@ enum StoredValue {
     }
 
     /// The value as `Any?` (nil for ``none``).
+    @usableFromInline
     var any: Any? {
         switch self {
         case .none: return nil
@@ -68,6 +71,24 @@ enum StoredValue {
         case .objectID(let v): return v
         case .objectIDs(let v): return v
         case .other(let box): return box.value
+        }
+    }
+
+    /// The value as a `T` when it is one (`any as? T`), by a type comparison for the
+    /// common types (a typed read of a fetched row, specialised in the caller).
+    @inlinable
+    func value<T>(as type: T.Type) -> T? {
+        switch self {
+        case .none: return nil
+        case .int64(let v) where T.self == Int64.self: return unsafeBitCast(v, to: T.self)
+        case .double(let v) where T.self == Double.self: return unsafeBitCast(v, to: T.self)
+        case .string(let v) where T.self == String.self: return unsafeBitCast(v, to: T.self)
+        case .bool(let v) where T.self == Bool.self: return unsafeBitCast(v, to: T.self)
+        case .date(let v) where T.self == Date.self: return unsafeBitCast(v, to: T.self)
+        case .int32(let v) where T.self == Int32.self: return unsafeBitCast(v, to: T.self)
+        case .int16(let v) where T.self == Int16.self: return unsafeBitCast(v, to: T.self)
+        case .float(let v) where T.self == Float.self: return unsafeBitCast(v, to: T.self)
+        default: return any as? T
         }
     }
 
@@ -135,6 +156,7 @@ enum StoredValue {
 }
 
 /// A value of a type ``StoredValue`` has no case for.
+@usableFromInline
 final class AnyValueBox: @unchecked Sendable {
     // Values put in slots are the values objects hold; objects stay on their context's queue.
     let value: Any

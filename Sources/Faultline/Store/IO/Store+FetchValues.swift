@@ -138,8 +138,8 @@ extension SQLiteStore {
         let reader = DictionaryRowReader(items: query.items, firstColumn: 0)
         let keys = FetchedRowKeys(query.items.map(\.key))
         let rowsPerChunk = FetchedRows.rowsPerChunk(keyCount: keys.names.count)
-        var chunks: [ContiguousArray<FetchedValue>] = []
-        var values = ContiguousArray<FetchedValue>()
+        var chunks: [ContiguousArray<StoredValue>] = []
+        var values = ContiguousArray<StoredValue>()
         if request.fetchLimit > 0 { values.reserveCapacity(min(request.fetchLimit, rowsPerChunk) * keys.names.count) }
         var rows = 0
         let entityName = request.entityName
@@ -324,16 +324,16 @@ struct DictionaryRowReader {
     }
 
     /// Appends the statement's current row's values to `values`, in the items' order.
-    func append(_ statement: Statement, to values: inout ContiguousArray<FetchedValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
+    func append(_ statement: Statement, to values: inout ContiguousArray<StoredValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
         for i in kinds.indices { values.append(value(i, statement, other)) }
     }
 
-    private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> FetchedValue {
+    private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> StoredValue {
         let index = columns[i]
         let kind = kinds[i]
-        if kind == .other { return other(selected[i], index).map { .other($0) } ?? .null }
+        if kind == .other { return StoredValue(other(selected[i], index)) }
         let storage = statement.storageClass(at: index)
-        if storage == SQLValue.nullStorageClass { return .null }
+        if storage == SQLValue.nullStorageClass { return .none }
         // The column's own class read directly; another class converts as ValueCoding does.
         let isInteger = storage == SQLValue.integerStorageClass
         let isNumber = isInteger || storage == SQLValue.floatStorageClass
@@ -347,8 +347,8 @@ struct DictionaryRowReader {
         case .date where isNumber: return .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
         case .string where storage == SQLValue.textStorageClass: return .string(statement.text(at: index))
         default:
-            guard case .attribute(let type) = selected[i] else { return .null }
-            return ValueCoding.decode(statement.value(at: index), as: type).map { .other($0) } ?? .null
+            guard case .attribute(let type) = selected[i] else { return .none }
+            return StoredValue(ValueCoding.decode(statement.value(at: index), as: type))
         }
     }
 }
