@@ -42,8 +42,11 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
+        // Core Data's in-memory id list (`_Z_intarray0`) as a SQLite virtual table, in C.
+        .target(name: "CFaultlineIntArray", dependencies: ["CFaultlineSQLite"]),
+
         // Layers, bottom-up.
-        .target(name: "FaultlineSQL", dependencies: ["CFaultlineSQLite"]),
+        .target(name: "FaultlineSQL", dependencies: ["CFaultlineSQLite", "CFaultlineIntArray"]),
         .target(name: "FaultlineModel", dependencies: ["CFaultlineZlib"]),
         .target(name: "FaultlinePredicate"),
         .target(name: "Faultline", dependencies: ["FaultlineSQL", "FaultlineModel", "FaultlinePredicate"]),

@@ -1,3 +1,4 @@
+import CFaultlineIntArray
 import CFaultlineSQLite
 import Foundation
 
@@ -34,6 +35,10 @@ public final class Connection {
     @exclusivity(unchecked) private var observers: [(id: Int, observe: (TraceEvent) -> Void)] = []
     private var nextObserverID = 0
     private var functionBoxes: [AnyObject] = []
+    /// The integer-array tables registered on this connection, by name (``withIntArray(_:named:_:)``).
+    private var intArrays: [String: OpaquePointer] = [:]
+    /// The keys each of them reads now, restored when a nested binding ends.
+    private var intArrayBindings: [String: UnsafeBufferPointer<Int64>] = [:]
 
     /// Opens (or creates) a database.
     ///
@@ -277,6 +282,41 @@ public final class Connection {
         traceSuspended = true
         defer { traceSuspended = saved }
         return try body()
+    }
+
+    /// Runs `body` with `keys` as the rows of the in-memory table `name`: statements it runs
+    /// read them with `SELECT value FROM name` (or `SELECT * FROM name`).
+    ///
+    /// The table is an eponymous virtual table of one INTEGER column, registered on the
+    /// connection the first time a name is used: nothing is created, written or logged, the
+    /// database (even one opened read-only) is not touched, and no transaction is needed —
+    /// a rolled-back transaction cannot drop it. Core Data binds id lists the same way (its
+    /// `_Z_intarray0`). The keys are read in place, not copied; rows come in the array's order,
+    /// duplicates included. A binding inside `body` replaces the keys until it ends; then the
+    /// outer keys are back. Outside any binding the table is empty.
+    ///
+    /// - Throws: ``SQLiteError`` when the table cannot be registered, or what `body` throws.
+    public func withIntArray<T>(_ keys: [Int64], named name: String, _ body: () throws -> T) throws -> T {
+        let array: OpaquePointer
+        if let registered = intArrays[name] {
+            array = registered
+        } else {
+            guard let registered = faultline_intarray_register(handle, name) else {
+                throw SQLiteError(code: sqlite3_errcode(handle), message: "cannot register the in-memory table \(name): \(String(cString: sqlite3_errmsg(handle)))", path: path)
+            }
+            intArrays[name] = registered
+            array = registered
+        }
+        return try keys.withUnsafeBufferPointer { buffer in
+            let outer = intArrayBindings[name]
+            faultline_intarray_bind(array, buffer.baseAddress, Int64(buffer.count))
+            intArrayBindings[name] = buffer
+            defer {
+                faultline_intarray_bind(array, outer?.baseAddress, Int64(outer?.count ?? 0))
+                intArrayBindings[name] = outer
+            }
+            return try body()
+        }
     }
 
     /// Sends an event to every observer. Higher layers use it for their annotations, so that
