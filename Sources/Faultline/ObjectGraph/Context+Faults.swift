@@ -66,10 +66,20 @@ extension ManagedObjectContext {
     }
 
     private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
-        let entity = entity ?? model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
+        let entity = entity ?? faultEntity(for: id)
         let object = makeObject(entity: entity, objectID: id, isFault: true)
         object.faultOrigin = origin
         return object
+    }
+
+    /// The entity of a new fault: the model's entity of the ID's name. The last one is kept by
+    /// the ID's ``ObjectIDNames`` number, as a batch or a relationship makes many faults of one
+    /// entity in a row (no name read and hashed for those).
+    private func faultEntity(for id: ManagedObjectID) -> EntityDescription {
+        if let last = lastFaultEntity, last.names == id.names { return last.entity }
+        let entity = model.entity(named: id.entityName) ?? EntityDescription(name: id.entityName)
+        lastFaultEntity = (id.names, entity)
+        return entity
     }
 
     /// The objects of a fetched page, in order: for each row the registered object (filled
@@ -144,6 +154,14 @@ extension ManagedObjectContext {
 
     func fill(_ object: ManagedObject, from row: StoreRow) {
         fillValues(object, from: row)
+        if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+    }
+
+    /// ``fill(_:from:)`` with row `index` of a decoded page (no ``StoreRow`` made).
+    func fill(_ object: ManagedObject, from page: DecodedPage, at index: Int) {
+        let values = page.values(at: index)
+        fillValues(object, values: values, version: page.version(at: index))
+        if !object.isFault, values.layout !== object.entity.propertyLayout { object.keepLayout(of: page.rowEntity(at: index)) }
         if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
     }
 

@@ -151,26 +151,32 @@ extension ManagedObjectContext {
     /// then the request's prefetching for those objects.
     func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
         let objects = batch.range(containing: index).map { object(with: batch.keys.id(at: $0)) }
-        // The faults to load, by primary key (unique in the fetched entity's table); rows
-        // already in the row cache fill theirs now.
-        var pending: [Int64: ManagedObject] = [:]
-        pending.reserveCapacity(objects.count)
+        // The faults to load, by primary key; rows already in the row cache fill theirs now.
+        var keys: [Int64] = []
+        keys.reserveCapacity(objects.count)
         for object in objects where object.isFault {
             object.batchPosition = nil
             if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
                 fill(object, from: row)
             } else {
-                pending[object.objectID.primaryKey] = object
+                keys.append(object.objectID.primaryKey)
             }
         }
-        if !pending.isEmpty {
-            let rows = try store.fetchRows(entityName: batch.entityName, primaryKeys: pending.keys.sorted(), limit: batch.size, properties: batch.properties)
+        if !keys.isEmpty {
+            let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)
             let partialKeys = batch.properties.map { Set($0.map(\.name)) }
-            for i in rows.indices {
-                if let object = pending[rows[i].objectID.primaryKey], object.isFault {
-                    fill(object, from: rows[i])
-                    object.partialKeys = partialKeys
+            // Each row's object is the registered one with the row's ID (one lookup); a fault
+            // registered under another entity of the same table is found by its key.
+            var byKey: [Int64: ManagedObject]?
+            for row in 0..<page.count {
+                var object = registeredObjects[page.objectID(at: row)]
+                if object == nil {
+                    if byKey == nil { byKey = Dictionary(objects.map { ($0.objectID.primaryKey, $0) }, uniquingKeysWith: { first, _ in first }) }
+                    object = byKey?[page.primaryKey(at: row)]
                 }
+                guard let object, object.isFault else { continue }
+                fill(object, from: page, at: row)
+                if let partialKeys { object.partialKeys = partialKeys }
             }
             faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         }

@@ -84,6 +84,8 @@ public final class ManagedObjectContext {
     let classBindings: [String: ClassBinding]
     @exclusivity(unchecked) private var lastClassBinding: (entityName: String, binding: ClassBinding?)?
     @exclusivity(unchecked) private var lastTemporaryNames: (entityName: String, names: UInt32)?
+    /// The entity of the last fault made by ID alone (see `faultEntity(for:)`).
+    @exclusivity(unchecked) var lastFaultEntity: (names: UInt32, entity: EntityDescription)?
     /// ``insertDefaults(for:)`` by entity name (per context: inserts do not hold the store's
     /// lock, so the cache cannot be the store's).
     @exclusivity(unchecked) var insertDefaultsCache: [String: [(slot: Int, value: StoredValue)]] = [:]

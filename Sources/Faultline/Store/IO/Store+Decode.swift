@@ -206,6 +206,18 @@ struct DecodedPage {
         ManagedObjectID(names: plans[rows[index].plan].rowNames, primaryKey: rows[index].primaryKey)
     }
 
+    /// The primary key of row `index`.
+    @inline(__always)
+    func primaryKey(at index: Int) -> Int64 { rows[index].primaryKey }
+
+    /// The version (`Z_OPT`) of row `index`.
+    @inline(__always)
+    func version(at index: Int) -> Int64 { rows[index].version }
+
+    /// The entity of row `index` (the fetched one, or a sub-entity).
+    @inline(__always)
+    func rowEntity(at index: Int) -> EntityDescription { plans[rows[index].plan].rowEntity }
+
     /// The values of row `index`, pointing into the page.
     @inline(__always)
     func values(at index: Int) -> ObjectValues {
@@ -214,8 +226,7 @@ struct DecodedPage {
 
     /// Row `index` as a ``StoreRow``.
     func storeRow(at index: Int) -> StoreRow {
-        let plan = plans[rows[index].plan]
-        return StoreRow(entity: plan.rowEntity, objectID: objectID(at: index), version: rows[index].version, values: values(at: index))
+        StoreRow(entity: rowEntity(at: index), objectID: objectID(at: index), version: version(at: index), values: values(at: index))
     }
 }
 

@@ -3,54 +3,26 @@ import FaultlineSQL
 import Foundation
 
 extension SQLiteStore {
-    /// Puts primary keys into `_Z_intarray0` for the statement `body` runs.
+    /// Puts primary keys into `_Z_intarray0` for the statements `body` runs.
     ///
     /// Core Data binds id lists through an int-array virtual table named `_Z_intarray0` and
-    /// selects `… IN (SELECT * FROM _Z_intarray0)`; Faultline keeps the same SQL text with a
-    /// temporary table of that name (the temp database is writable even when the store is
-    /// opened read-only, and lives outside the store's files). Filling it is not logged.
-    /// `[1,2,3]`: the keys as a JSON array, written digit by digit into one buffer.
-    static func jsonArray(_ keys: [Int64]) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(keys.count * 8 + 2)
-        bytes.append(UInt8(ascii: "["))
-        var digits: [UInt8] = Array(repeating: 0, count: 20)
-        for (i, key) in keys.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            if key < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = key.magnitude
-            var count = 0
-            repeat {
-                digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for d in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[d]) }
-        }
-        bytes.append(UInt8(ascii: "]"))
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
+    /// selects `… IN (SELECT * FROM _Z_intarray0)`; Faultline does the same
+    /// (`Connection.withIntArray`): an in-memory table registered on the connection, read in
+    /// place — no statement fills or empties it, nothing is written (a read-only store
+    /// included), and the log shows Core Data's two annotations.
     func withIntArray<T>(_ keys: [Int64], _ body: () throws -> T) throws -> T {
-        try connection.untraced {
-            // Every time (a no-op once it exists): a rolled-back transaction may have dropped it.
-            try connection.execute("CREATE TEMP TABLE IF NOT EXISTS _Z_intarray0 (value INTEGER PRIMARY KEY)")
-            try connection.execute("DELETE FROM temp._Z_intarray0")
-            // All keys in one statement: a JSON array of integers, bound as one text value.
-            try connection.execute("INSERT OR IGNORE INTO temp._Z_intarray0 (value) SELECT value FROM json_each(?)", [.text(Self.jsonArray(keys))])
-        }
         if connection.isTraced {
             connection.emit(.message(category: "annotation", text: "Bound intarray _Z_intarray0"))
             connection.emit(.message(category: "annotation", text: "Bound intarray values."))
         }
-        defer { try? connection.untraced { try connection.execute("DELETE FROM temp._Z_intarray0") } }
-        return try body()
+        return try connection.withIntArray(keys, named: "_Z_intarray0", body)
     }
 
     /// The rows of objects of one entity (and its sub-entities) by primary key, in one
-    /// statement: how a batched fetch loads each batch. With `properties` (a batched fetch of
-    /// partial objects), only their columns after `0, t0.Z_PK, t0.Z_OPT`.
-    func fetchRows(entityName: String, primaryKeys: [Int64], limit: Int? = nil, properties: [FetchProperty]? = nil) throws -> [StoreRow] {
+    /// statement, decoded into one page: how a batched fetch loads each batch. With
+    /// `properties` (a batched fetch of partial objects), only their columns after
+    /// `0, t0.Z_PK, t0.Z_OPT`. The keys may come in any order; rows come by primary key.
+    func fetchPage(entityName: String, primaryKeys: [Int64], limit: Int? = nil, properties: [FetchProperty]? = nil) throws -> DecodedPage {
         let (entity, entityMapping) = try entityForFetch(entityName)
         var columns = selectedColumns(for: entity)
         var list = selectList(for: entity)
@@ -63,7 +35,13 @@ extension SQLiteStore {
         var sql = list + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         if let limit { sql += "  LIMIT \(limit)" }
         return try withIntArray(primaryKeys) {
-            try selectRows(sql: sql, arguments: [], entity: entity, columns: columns, variant: variant)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let statement = try connection.cachedStatement(sql)
+            try statement.bind([])
+            var page = DecodedPage()
+            let sqlSeconds = try decodePage(statement, with: rowDecoder(for: entity, columns: columns, variant: variant), into: &page)
+            logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
+            return page
         }
     }
 
