@@ -165,6 +165,23 @@ public final class Statement {
         return seconds
     }
 
+    /// Steps to the first row only and calls `body` on it, then resets the statement (also
+    /// when stepping or `body` throws): for a query of at most one row (by primary key),
+    /// without the step that would find no second row. Returns `body`'s result (nil without a
+    /// row) and the time SQLite spent, as ``forEachRow(_:)``.
+    public func firstRow<T>(_ body: () throws -> T) throws -> (value: T?, seconds: Double) {
+        var value: T?
+        do {
+            if try step() { value = try body() }
+        } catch {
+            reset()
+            throw error
+        }
+        let seconds = elapsedSeconds
+        reset()
+        return (value, seconds)
+    }
+
     /// Resets the statement so it can run again, and clears its bindings.
     public func reset() {
         reportFinished()

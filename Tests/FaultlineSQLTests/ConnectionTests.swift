@@ -74,3 +74,26 @@ import Testing
         #expect(rows.map(\.[0]) == [.text("c"), .text("b"), .text("a")])
     }
 }
+
+@Suite struct FirstRowTests {
+    @Test func firstRowReadsOneRowAndLeavesTheStatementReadyAgain() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        try db.executeScript("CREATE TABLE T (Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR); INSERT INTO T VALUES (1, 'a'), (2, 'b')")
+        nonisolated(unsafe) var finished: [Int] = []
+        _ = db.addTraceObserver { event in
+            if case .finished(_, _, let rows) = event { finished.append(rows) }
+        }
+        let statement = try db.cachedStatement("SELECT ZNAME FROM T WHERE Z_PK >= ? ORDER BY Z_PK")
+        try statement.bind(only: 1)
+        #expect(try statement.firstRow { statement.text(at: 0) }.value == "a")
+        try statement.bind(only: 3)
+        #expect(try statement.firstRow { statement.text(at: 0) }.value == nil)
+        struct Stop: Error {}
+        try statement.bind(only: 2)
+        #expect(throws: Stop.self) { try statement.firstRow { throw Stop() } }
+        // Reset after the error: bound and run again from the start.
+        try statement.bind(only: 2)
+        #expect(try statement.firstRow { statement.text(at: 0) }.value == "b")
+        #expect(finished == [1, 0, 1, 1])
+    }
+}

@@ -85,7 +85,7 @@ import Testing
         let byKey = Dictionary(uniqueKeysWithValues: try context.fetch(request).map { ($0.objectID.primaryKey, $0) })
         #expect(byKey[1]?.value(forKey: "count") == nil)  // TEXT in an integer column: no value
         #expect(byKey[2]?.value(forKey: "count") as? Int16 == 7)  // REAL 7.0: converted
-        // The temporary _Z_intarray0 made inside a transaction that rolls back is made again.
+        // Batches loaded inside a transaction that rolls back leave later batches working.
         let store = context.coordinator.store
         struct Abort: Error {}
         request.fetchBatchSize = 2

@@ -314,10 +314,7 @@ extension SQLiteStore {
         let statement = plan.statement
         statement.reset()
         try statement.bind(only: id.primaryKey)
-        var row: StoreRow?
-        let sqlSeconds = try statement.forEachRow {
-            if row == nil { row = decodeRow(statement, with: plan.decoder) }
-        }
+        let (row, sqlSeconds) = try statement.firstRow { decodeRow(statement, with: plan.decoder) }
         if connection.isTraced { logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: row == nil ? 0 : 1) }
         return row
     }

@@ -82,12 +82,19 @@ extension SQLiteStore {
             let statement = try connection.cachedStatement(sql)
             var result: [(owner: Int64, row: StoreRow)] = []
             let decoder = rowDecoder(for: destination, columns: columns)
-            let sqlSeconds = try statement.forEachRow {
-                let row = decodeRow(statement, with: decoder)
-                if ownerColumn {
-                    result.append((statement.int64(at: ownerIndex), row))
-                } else if let key = owner(row) {
-                    result.append((key, row))
+            let sqlSeconds: Double
+            if ownerColumn {
+                sqlSeconds = try statement.forEachRow {
+                    result.append((statement.int64(at: ownerIndex), decodeRow(statement, with: decoder)))
+                }
+            } else {
+                // The owner is in the row itself: the rows share one page (no buffer per row).
+                var page = DecodedPage()
+                sqlSeconds = try decodePage(statement, with: decoder, into: &page)
+                result.reserveCapacity(page.count)
+                for index in 0..<page.count {
+                    let row = page.storeRow(at: index)
+                    if let key = owner(row) { result.append((key, row)) }
                 }
             }
             logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: result.count)
