@@ -169,6 +169,7 @@ public final class Statement {
     /// when stepping or `body` throws): for a query of at most one row (by primary key),
     /// without the step that would find no second row. Returns `body`'s result (nil without a
     /// row) and the time SQLite spent, as ``forEachRow(_:)``.
+    @inlinable
     public func firstRow<T>(_ body: () throws -> T) throws -> (value: T?, seconds: Double) {
         var value: T?
         do {

@@ -44,10 +44,11 @@ extension SQLiteStore {
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
         let plan = rowPlan(statement, with: decoder)
         let count = plan.layout.count
-        var slots = ContiguousArray<StoredValue>(unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.initialize(repeating: .none)
-            initialized = count
-        }
+        // Reserved and appended: the specialized path (the unsafe-uninitialized initializer
+        // reached the standard library's generic allocation, metadata lookup included).
+        var slots = ContiguousArray<StoredValue>()
+        slots.reserveCapacity(count)
+        for _ in 0..<count { slots.append(.none) }
         decodeValues(statement, plan: plan, into: &slots, at: 0)
         return StoreRow(
             entity: plan.rowEntity,
