@@ -11,7 +11,7 @@ public final class Statement {
     public let sql: String
     /// The names of the result columns.
     public let columnNames: [String]
-    private let handle: OpaquePointer
+    @usableFromInline let handle: OpaquePointer
     private unowned let connection: Connection
     private var arguments: [SQLValue] = []
     /// The value bound by ``bind(only:)``, reported as the statement's one argument.
@@ -232,6 +232,15 @@ public final class Statement {
         }
     }
 
+    /// A column of the current row, looked up once: its storage class and its value are then
+    /// read without SQLite finding the column again (what ``storageClass(at:)`` followed by
+    /// ``int64(at:)`` or ``text(at:)`` does twice or three times). Valid until the statement
+    /// steps or resets.
+    @inlinable
+    public func column(at index: Int) -> ColumnValue {
+        ColumnValue(sqlite3_column_value(handle, Int32(index)))
+    }
+
     /// Whether the current row's column is NULL.
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
@@ -279,4 +288,35 @@ public struct Row: Sendable, Hashable {
         guard let i = columnNames.firstIndex(of: name) else { return .null }
         return values[i]
     }
+}
+
+/// One column of a statement's current row (``Statement/column(at:)``): SQLite's value for it,
+/// read in place. Valid until the statement steps or resets; used on the statement's thread.
+public struct ColumnValue {
+    @usableFromInline let value: OpaquePointer?
+
+    @inlinable
+    init(_ value: OpaquePointer?) { self.value = value }
+
+    /// The storage class: `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB` or
+    /// `SQLITE_NULL` (see ``SQLValue/integerStorageClass`` and the others).
+    @inlinable
+    public var storageClass: Int32 { sqlite3_value_type(value) }
+
+    /// The value as an integer (0 for NULL; converted from another class as SQLite does).
+    @inlinable
+    public var int64: Int64 { sqlite3_value_int64(value) }
+
+    /// The value as a double (0 for NULL; converted from another class as SQLite does).
+    @inlinable
+    public var double: Double { sqlite3_value_double(value) }
+
+    /// The value as a string (its text; empty for NULL).
+    public var text: String {
+        guard let text = sqlite3_value_text(value) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+    }
+
+    /// The value as a ``SQLValue``.
+    public var sqlValue: SQLValue { SQLValue(sqliteValue: value) }
 }

@@ -122,31 +122,20 @@ extension SQLiteStore {
         for step in plan.steps {
             let index = step.column
             let slot = base + step.slot
-            let storage = statement.storageClass(at: index)
-            if storage == SQLValue.nullStorageClass { continue }
-            // The column's own class read directly; a value stored with another class (TEXT in
-            // an integer column) is converted as ValueCoding does it.
-            let isInteger = storage == SQLValue.integerStorageClass
-            let isNumber = isInteger || storage == SQLValue.floatStorageClass
             switch step.kind {
-            case .integer64 where isInteger: slots[slot] = .int64(statement.int64(at: index))
-            case .integer32 where isInteger: slots[slot] = .int32(Int32(truncatingIfNeeded: statement.int64(at: index)))
-            case .integer16 where isInteger: slots[slot] = .int16(Int16(truncatingIfNeeded: statement.int64(at: index)))
-            case .boolean where isInteger: slots[slot] = .bool(statement.int64(at: index) != 0)
-            case .double where isNumber: slots[slot] = .double(statement.double(at: index))
-            case .float where isNumber: slots[slot] = .float(Float(statement.double(at: index)))
-            case .date where isNumber: slots[slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
-            case .string where storage == SQLValue.textStorageClass: slots[slot] = .string(statement.text(at: index))
+            case .attribute(let attribute):
+                slots[slot] = attribute.decode(statement.column(at: index))
             case .toOne(let destination, let entityColumn):
+                let key = statement.column(at: index)
+                if key.storageClass == SQLValue.nullStorageClass { continue }
                 var names = destination
                 if let entityColumn, !statement.isNull(at: entityColumn), let actual = idNames(entityNumber: Int(statement.int64(at: entityColumn))) {
                     names = actual
                 }
-                slots[slot] = .objectID(ManagedObjectID(names: names, primaryKey: statement.int64(at: index)))
+                slots[slot] = .objectID(ManagedObjectID(names: names, primaryKey: key.int64))
             case .externalBinary:
+                if statement.isNull(at: index) { continue }
                 slots[slot] = StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
-            default:
-                slots[slot] = StoredValue(ValueCoding.decode(statement.value(at: index), as: step.kind.attributeType))
             }
         }
     }
@@ -165,7 +154,7 @@ extension SQLiteStore {
             switch column.target {
             case .attribute(let attribute):
                 guard let slot = layout.slot(of: attribute.name), layout.kinds[slot] == .attribute else { continue }
-                steps.append(.init(column: i + 3, slot: slot, kind: attribute.usesExternalBinaryStorage ? .externalBinary : .init(attribute.attributeType)))
+                steps.append(.init(column: i + 3, slot: slot, kind: attribute.usesExternalBinaryStorage ? .externalBinary : .attribute(AttributeColumn(attribute.attributeType))))
             case .toOne(let relationship, let isEntityColumn):
                 guard !isEntityColumn, let slot = layout.slot(of: relationship.name), layout.kinds[slot] == .toOne,
                     let declared = rowEntity.relationship(named: relationship.name)
@@ -244,44 +233,13 @@ struct DecodePlanKey: Hashable {
 /// row passes its plan on with one retain).
 final class DecodePlan {
     enum Kind {
-        case integer16, integer32, integer64, boolean, double, float, date, string
-        case other(AttributeType)
+        /// An attribute's column (see ``AttributeColumn``).
+        case attribute(AttributeColumn)
         /// Binary data that may be stored externally: a marker byte, then the bytes or the
         /// name of a file (see ``ValueCoding/decodeExternalBinary(_:storeURL:)``).
         case externalBinary
         /// A to-one's key; `destination` is the declared destination's ``ObjectIDNames`` number.
         case toOne(destination: UInt32, entityColumn: Int?)
-
-        /// The attribute type decoded (`.objectID` for a to-one's key).
-        var attributeType: AttributeType {
-            switch self {
-            case .integer16: return .integer16
-            case .integer32: return .integer32
-            case .integer64: return .integer64
-            case .boolean: return .boolean
-            case .double: return .double
-            case .float: return .float
-            case .date: return .date
-            case .string: return .string
-            case .other(let type): return type
-            case .externalBinary: return .binaryData
-            case .toOne: return .objectID
-            }
-        }
-
-        init(_ type: AttributeType) {
-            switch type {
-            case .integer16: self = .integer16
-            case .integer32: self = .integer32
-            case .integer64: self = .integer64
-            case .boolean: self = .boolean
-            case .double: self = .double
-            case .float: self = .float
-            case .date: self = .date
-            case .string: self = .string
-            default: self = .other(type)
-            }
-        }
     }
 
     struct Step {

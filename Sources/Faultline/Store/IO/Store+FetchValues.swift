@@ -252,19 +252,15 @@ extension SQLiteStore {
 /// copy of a template dictionary holding every key, and its values are set through the
 /// template's indices (a copy of a dictionary has its indices, and setting a value through
 /// `values` keeps them); the keys of NULL values are removed, by key, at the end. Attribute
-/// values decode by their column's storage class straight from the statement, as object rows
-/// do (``SQLiteStore/decodeRow(_:with:)``); other values as ``SQLiteStore/decodeSelected``.
+/// values decode straight from the statement through ``AttributeColumn``, as object rows do;
+/// other values as ``SQLiteStore/decodeSelected``.
 /// The plan is kept in flat arrays of plain values, so walking it per row copies nothing.
 struct DictionaryRowReader {
-    /// How a value decodes: an attribute type read directly, or ``SQLiteStore/decodeSelected``.
-    private enum Kind: UInt8 {
-        case integer64, integer32, integer16, boolean, double, float, date, string, converted, other
-    }
-
     private let template: [String: Any]
     private let columns: [Int]
-    private let kinds: [Kind]
-    /// For `.converted`, the attribute type; for `.other`, how ``SQLiteStore/decodeSelected`` reads it.
+    /// How each attribute's column decodes; nil for the other values, which
+    /// ``SQLiteStore/decodeSelected`` reads as `selected` says.
+    private let kinds: [AttributeColumn?]
     private let selected: [PredicateSQL.SelectedValue]
     private let keys: [String]
     private let indices: [Dictionary<String, Any>.Index]
@@ -274,24 +270,12 @@ struct DictionaryRowReader {
         var template: [String: Any] = [:]
         template.reserveCapacity(items.count)
         for item in items { template[item.key] = 0 }
-        var columns: [Int] = [], kinds: [Kind] = [], indices: [Dictionary<String, Any>.Index] = [], keys: [String] = []
+        var columns: [Int] = [], kinds: [AttributeColumn?] = [], indices: [Dictionary<String, Any>.Index] = [], keys: [String] = []
         var column = firstColumn
         for item in items {
             if let index = template.index(forKey: item.key) {
-                var kind = Kind.other
-                if case .attribute(let type) = item.value {
-                    switch type {
-                    case .integer64: kind = .integer64
-                    case .integer32: kind = .integer32
-                    case .integer16: kind = .integer16
-                    case .boolean: kind = .boolean
-                    case .double: kind = .double
-                    case .float: kind = .float
-                    case .date: kind = .date
-                    case .string: kind = .string
-                    default: kind = .converted
-                    }
-                }
+                var kind: AttributeColumn?
+                if case .attribute(let type) = item.value { kind = AttributeColumn(type) }
                 columns.append(column)
                 kinds.append(kind)
                 indices.append(index)
@@ -329,26 +313,7 @@ struct DictionaryRowReader {
     }
 
     private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> StoredValue {
-        let index = columns[i]
-        let kind = kinds[i]
-        if kind == .other { return StoredValue(other(selected[i], index)) }
-        let storage = statement.storageClass(at: index)
-        if storage == SQLValue.nullStorageClass { return .none }
-        // The column's own class read directly; another class converts as ValueCoding does.
-        let isInteger = storage == SQLValue.integerStorageClass
-        let isNumber = isInteger || storage == SQLValue.floatStorageClass
-        switch kind {
-        case .integer64 where isInteger: return .int64(statement.int64(at: index))
-        case .integer32 where isInteger: return .int32(Int32(truncatingIfNeeded: statement.int64(at: index)))
-        case .integer16 where isInteger: return .int16(Int16(truncatingIfNeeded: statement.int64(at: index)))
-        case .boolean where isInteger: return .bool(statement.int64(at: index) != 0)
-        case .double where isNumber: return .double(statement.double(at: index))
-        case .float where isNumber: return .float(Float(statement.double(at: index)))
-        case .date where isNumber: return .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
-        case .string where storage == SQLValue.textStorageClass: return .string(statement.text(at: index))
-        default:
-            guard case .attribute(let type) = selected[i] else { return .none }
-            return StoredValue(ValueCoding.decode(statement.value(at: index), as: type))
-        }
+        guard let kind = kinds[i] else { return StoredValue(other(selected[i], columns[i])) }
+        return kind.decode(statement.column(at: columns[i]))
     }
 }
