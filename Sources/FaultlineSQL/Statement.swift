@@ -242,10 +242,12 @@ public final class Statement {
     }
 
     /// Whether the current row's column is NULL.
+    @inlinable
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
     /// The storage class of the current row's column: `SQLITE_INTEGER`, `SQLITE_FLOAT`,
     /// `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
+    @inlinable
     public func storageClass(at index: Int) -> Int32 { sqlite3_column_type(handle, Int32(index)) }
 
     /// The current row's column as a string (its text; empty for NULL).
@@ -256,9 +258,11 @@ public final class Statement {
     }
 
     /// The current row's column as an integer (0 for NULL).
+    @inlinable
     public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
 
     /// The current row's column as a double (0 for NULL).
+    @inlinable
     public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
     /// The current row's values.

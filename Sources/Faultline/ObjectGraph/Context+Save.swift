@@ -501,7 +501,7 @@ extension ManagedObjectContext {
         for object in touched.values where object !== target && !object.isDeleted {
             for relationship in object.entity.relationships where !relationship.isTransient {
                 if object.pendingToMany[relationship.name]?.added.contains(id) == true { return true }
-                guard !object.isFault, object.storage.differs(from: object.committed, at: relationship.name) || object.isInserted else { continue }
+                guard !object.isFault, object.valueDiffers(forKey: relationship.name) || object.isInserted else { continue }
                 switch object.storage[relationship.name] {
                 case let value as ManagedObjectID where value == id: return true
                 case let values as [ManagedObjectID] where values.contains(id): return true

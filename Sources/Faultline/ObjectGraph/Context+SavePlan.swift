@@ -195,21 +195,21 @@ extension ManagedObjectContext {
             guard let row = last?.row else { continue }
             let bySlot = row.holds(object)
             var values: [SaveValue] = []
-            values.reserveCapacity(row.columns.count)
+            values.reserveCapacity(row.roles.count)
             let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
-            for (index, column) in row.columns.enumerated() {
-                switch column.kind {
+            for (index, role) in row.roles.enumerated() {
+                switch role {
                 case .primaryKey: values.append(.key(object.objectID))
                 case .entityKey: values.append(.value(.integer(Int64(row.entityNumber))))
                 case .optimisticLock: values.append(.value(.integer(1)))
-                case .attribute(_, let name):
-                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, name: name, plan: &plan)))
-                case .foreignKey(_, let name):
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.key) ?? .value(.null))
-                case .foreignEntityKey(_, let name):
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.entity) ?? .value(.null))
-                case .orderKey, .hiddenForeignKey:
-                    values.append(extras?[column.name] ?? .value(.null))
+                case .attribute:
+                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan)))
+                case .foreignKey:
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey:
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null))
+                case .extra:
+                    values.append(extras?[row.columnNames[index]] ?? .value(.null))
                 }
             }
             plan.inserts.append(SavePlan.RowChange(object: object, table: row.table, columns: row.columnNames, values: values))
@@ -254,35 +254,35 @@ extension ManagedObjectContext {
             let all = overwrite.contains(ObjectIdentifier(object))
             let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
             let bySlot = row.holds(object)
-            func changed(_ index: Int, _ name: String) -> Bool {
+            func changed(_ index: Int) -> Bool {
                 if all { return true }
                 if bySlot, let slot = row.slots[index] { return object.valueDiffers(atSlot: slot) }
-                return object.valueDiffers(forKey: name)
+                return object.valueDiffers(forKey: row.propertyNames[index])
             }
             var columns: [String] = []
             var values: [SaveValue] = []
             var replacedExternal: [String] = []
-            for (index, column) in row.columns.enumerated() {
-                switch column.kind {
+            for (index, role) in row.roles.enumerated() {
+                switch role {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue
-                case .attribute(_, let name):
-                    guard changed(index, name) else { continue }
-                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, name: name, plan: &plan)))
-                    if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[name] != nil {
-                        replacedExternal.append(column.name)
+                case .attribute:
+                    guard changed(index) else { continue }
+                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan)))
+                    if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
+                        replacedExternal.append(row.columnNames[index])
                     }
-                case .foreignKey(_, let name):
-                    guard changed(index, name) else { continue }
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.key) ?? .value(.null))
-                case .foreignEntityKey(_, let name):
-                    guard changed(index, name) else { continue }
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot, name: name).map(SaveValue.entity) ?? .value(.null))
-                case .orderKey, .hiddenForeignKey:
-                    guard let value = extras?[column.name] else { continue }
+                case .foreignKey:
+                    guard changed(index) else { continue }
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null))
+                case .foreignEntityKey:
+                    guard changed(index) else { continue }
+                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null))
+                case .extra:
+                    guard let value = extras?[row.columnNames[index]] else { continue }
                     values.append(value)
                 }
-                columns.append(column.name)
+                columns.append(row.columnNames[index])
             }
             plan.updates.append(.init(object: object, table: row.table, columns: columns, values: values))
             if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
@@ -292,20 +292,20 @@ extension ManagedObjectContext {
 
     /// The SQL value of the attribute in column `index` of an object's row: by slot when the
     /// object's values have the row layout's slots, else by name.
-    private func encode(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool, name: String, plan: inout SavePlan) -> SQLValue {
-        guard bySlot, let slot = row.slots[index], let attribute = row.attributes[index] else {
-            return encode(object, attribute: name, plan: &plan)
+    private func encode(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool, plan: inout SavePlan) -> SQLValue {
+        guard bySlot, let slot = row.slots[index], let attribute = row.attributeTypes[index] else {
+            return encode(object, attribute: row.propertyNames[index], plan: &plan)
         }
-        if attribute.usesExternalBinaryStorage {
+        if attribute.external {
             return store.encodeExternalBinary(object.storage[slot: slot], writes: &plan.externalWrites, kept: &plan.externalKept)
         }
-        return ValueCoding.encode(object.storage[stored: slot], as: attribute.attributeType)
+        return ValueCoding.encode(object.storage[stored: slot], as: attribute.type)
     }
 
     /// The destination ID of the to-one in column `index` of an object's row.
-    private func toOneID(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool, name: String) -> ManagedObjectID? {
+    private func toOneID(_ object: ManagedObject, column index: Int, of row: EntityRowLayout, bySlot: Bool) -> ManagedObjectID? {
         if bySlot, let slot = row.slots[index] { return object.storage.objectID(at: slot) }
-        return object.storage.objectID(forKey: name)
+        return object.storage.objectID(forKey: row.propertyNames[index])
     }
 
     /// Step 4: join rows; removals and additions that cancel out are dropped.
@@ -345,7 +345,7 @@ extension ManagedObjectContext {
         var result: Set<ManagedObjectID> = []
         func collect(_ object: ManagedObject, onlyChanged: Bool) {
             for name in uninversed(object.entity) {
-                if onlyChanged, !object.storage.differs(from: object.committed, at: name) { continue }
+                if onlyChanged, !object.valueDiffers(forKey: name) { continue }
                 guard let id = object.storage.objectID(forKey: name), !id.isTemporaryID else { continue }
                 let checked = checkedIDs ?? Set(plan.updates.map(\.object.objectID))
                 checkedIDs = checked

@@ -95,17 +95,24 @@ extension ManagedObject {
         return result
     }
 
-    /// Whether a property's value differs from its committed one, compared in place (the two
-    /// value sets are not copied, as `storage.differs(from: committed, …)` from outside does).
+    /// Whether a property's value differs from its committed one, compared in place.
+    ///
+    /// The two value sets are passed `inout`: passed by value, a stored property of a class is
+    /// copied first (the callee could change the object), three references retained and
+    /// released per comparison; an `inout` argument is borrowed where it lies.
     func valueDiffers(forKey key: String) -> Bool {
         if storage.layout === committed.layout, let slot = storage.layout.slot(of: key) { return valueDiffers(atSlot: slot) }
-        return storage.differs(from: committed, at: key)
+        return ObjectValues.differ(&storage, &committed, at: key)
     }
 
     /// ``valueDiffers(forKey:)`` by slot (the two value sets have one layout).
     func valueDiffers(atSlot slot: Int) -> Bool {
-        storage.differs(from: committed, atSlot: slot)
+        ObjectValues.differ(&storage, &committed, atSlot: slot)
     }
+
+    /// Whether any value differs from its committed one, compared in place (see
+    /// ``valueDiffers(forKey:)``).
+    var valuesDiffer: Bool { ObjectValues.differ(&storage, &committed) }
 
     /// Changed properties with their stored values (IDs for relationships).
     func changedValueIDs() -> [String: Any?] {

@@ -376,7 +376,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     var hasPersistentChangedValues: Bool {
         if !pendingToMany.isEmpty { return true }
         if isFault { return false }
-        return storage.differs(from: committed)
+        return valuesDiffer
     }
 
     /// Equality of stored values (attribute values, IDs, ID arrays); nil equals nil only.

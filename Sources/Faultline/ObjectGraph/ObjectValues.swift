@@ -189,6 +189,17 @@ struct ObjectValues: Sequence {
         return false
     }
 
+    /// ``differs(from:)`` of two value sets held in place (`inout`: neither is copied; see
+    /// `ManagedObject.valueDiffers(forKey:)`).
+    static func differ(_ a: inout ObjectValues, _ b: inout ObjectValues) -> Bool { a.differs(from: b) }
+
+    /// ``differs(from:at:)`` of two value sets held in place.
+    static func differ(_ a: inout ObjectValues, _ b: inout ObjectValues, at key: String) -> Bool { a.differs(from: b, at: key) }
+
+    /// ``differs(from:atSlot:)`` of two value sets held in place.
+    @inline(__always)
+    static func differ(_ a: inout ObjectValues, _ b: inout ObjectValues, atSlot slot: Int) -> Bool { a.differs(from: b, atSlot: slot) }
+
     /// Whether a key's value here differs from `other`'s (nil and absent alike); a slot
     /// written on neither side since both were loaded is not compared.
     func differs(from other: ObjectValues, at key: String) -> Bool {

@@ -270,14 +270,25 @@ extension SQLiteStore {
 final class EntityRowLayout {
     let table: String
     let entityNumber: Int
-    let columns: [ColumnMapping]
     /// The column names, in order (every column of an INSERT).
     let columnNames: [String]
     /// Per column: the slot of its attribute or to-one in the entity's layout; nil for the
     /// other columns, and for a property the layout does not hold by that name alone.
     let slots: [Int?]
-    /// Per column: the attribute it holds (attribute columns of the entity only).
-    let attributes: [AttributeDescription?]
+    /// What a column holds, without its names: what the save plans walk per object (a
+    /// ``ColumnMapping`` copied per column and object cost its strings' retains and releases).
+    enum Role: UInt8 {
+        case primaryKey, entityKey, optimisticLock, attribute, foreignKey, foreignEntityKey
+        /// An ordered to-many's position or a hidden foreign key: written from the save's extras.
+        case extra
+    }
+    /// Per column: its role.
+    let roles: [Role]
+    /// Per column: the attribute or to-one it holds; "" for the other columns.
+    let propertyNames: [String]
+    /// Per column: its attribute's type, and whether it may be stored externally (attribute
+    /// columns of the entity only).
+    let attributeTypes: [(type: AttributeType, external: Bool)?]
     /// The layout the slots are of (the entity's).
     let propertyLayout: PropertyLayout
 
@@ -290,7 +301,6 @@ final class EntityRowLayout {
     init(entity: EntityDescription, table: String, entityNumber: Int, columns: [ColumnMapping]) {
         self.table = table
         self.entityNumber = entityNumber
-        self.columns = columns
         self.columnNames = columns.map(\.name)
         let layout = entity.propertyLayout
         self.propertyLayout = layout
@@ -313,6 +323,23 @@ final class EntityRowLayout {
             }
         }
         self.slots = slots
-        self.attributes = attributes
+        self.attributeTypes = attributes.map { $0.map { ($0.attributeType, $0.usesExternalBinaryStorage) } }
+        self.roles = columns.map { column in
+            switch column.kind {
+            case .primaryKey: .primaryKey
+            case .entityKey: .entityKey
+            case .optimisticLock: .optimisticLock
+            case .attribute: .attribute
+            case .foreignKey: .foreignKey
+            case .foreignEntityKey: .foreignEntityKey
+            case .orderKey, .hiddenForeignKey: .extra
+            }
+        }
+        self.propertyNames = columns.map { column in
+            switch column.kind {
+            case .attribute(_, let name), .foreignKey(_, let name), .foreignEntityKey(_, let name): name
+            default: ""
+            }
+        }
     }
 }
