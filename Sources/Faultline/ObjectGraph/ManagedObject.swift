@@ -129,9 +129,20 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Sets a new object's values as read from the store (its values and committed values
     /// the same row) and its row version.
     @inline(__always)
-    final func setLoadedValues(_ values: ObjectValues, version: Int64) {
-        storage = values
+    final func setLoadedValues(_ values: consuming ObjectValues, version: Int64) {
+        storage = copy values
         committed = values
+        rowVersion = version
+    }
+
+    /// ``setLoadedValues(_:version:)`` with the row at `base` of a page: both value sets made
+    /// in place. (Copying a value set whole went through the runtime's value witnesses, field
+    /// by field — the optimizer merges the copies of its three references into one generic
+    /// function — several times a retain's cost.)
+    @inline(__always)
+    final func setLoadedRow(layout: PropertyLayout, page: RowPage, base: Int, version: Int64) {
+        storage = ObjectValues(layout: layout, page: page, base: base)
+        committed = ObjectValues(layout: layout, page: page, base: base)
         rowVersion = version
     }
 
