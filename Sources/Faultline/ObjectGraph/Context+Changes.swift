@@ -129,9 +129,9 @@ extension ManagedObjectContext {
     public func processPendingChanges() throws {
         try recordingChanges {
             let changesBefore = changeCount
-            var flagsRecorded: [ObjectIdentifier] = []
-            while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectIdentifier($0)) }) {
-                let key = ObjectIdentifier(object)
+            var flagsRecorded: [ObjectKey] = []
+            while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
+                let key = ObjectKey(object)
                 // The undo step records that this object's rules had not run, so undoing it
                 // makes the next save run them again (else the save deletes the object and
                 // leaves rows naming it).

@@ -43,7 +43,7 @@ extension ManagedObjectContext {
         object.pendingToMany.removeAll()
         object.batchPosition = nil
         object.isFault = true
-        touched[ObjectIdentifier(object)] = nil
+        touched[ObjectKey(object)] = nil
     }
 
     /// The object for an ID: the registered one, or a new fault registered now.

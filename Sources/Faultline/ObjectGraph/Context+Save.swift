@@ -441,13 +441,13 @@ extension ManagedObjectContext {
                 break
             case .rollback:
                 object.isDeleted = false
-                propagatedDeletions.remove(ObjectIdentifier(object))
+                propagatedDeletions.remove(ObjectKey(object))
                 object.storage.removeAll()
                 object.committed.removeAll()
                 object.pendingToMany.removeAll()
                 object.isFault = true
                 fill(object, from: row)
-                touched[ObjectIdentifier(object)] = nil
+                touched[ObjectKey(object)] = nil
             case .overwrite:
                 object.rowVersion = row.version
                 overwrite.insert(ObjectIdentifier(object))
@@ -516,8 +516,8 @@ extension ManagedObjectContext {
     /// objects-did-change, if it was in the object graph).
     func forget(_ object: ManagedObject) {
         noteChange(object)
-        touched[ObjectIdentifier(object)] = nil
-        propagatedDeletions.remove(ObjectIdentifier(object))
+        touched[ObjectKey(object)] = nil
+        propagatedDeletions.remove(ObjectKey(object))
         if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
         object.managedObjectContext = nil
     }

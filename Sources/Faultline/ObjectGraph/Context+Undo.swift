@@ -11,7 +11,7 @@ extension ManagedObjectContext {
     /// Marks an object as changed, recording its state for undo first.
     func willChange(_ object: ManagedObject) {
         changeCount &+= 1
-        let key = ObjectIdentifier(object)
+        let key = ObjectKey(object)
         if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
             openGroup?.append(capture(object))
         }
@@ -72,7 +72,7 @@ extension ManagedObjectContext {
     }
 
     func capture(_ object: ManagedObject) -> ObjectState {
-        let key = ObjectIdentifier(object)
+        let key = ObjectKey(object)
         return ObjectState(
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
             isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
@@ -82,7 +82,7 @@ extension ManagedObjectContext {
 
     func restore(_ state: ObjectState) {
         let object = state.object
-        let key = ObjectIdentifier(object)
+        let key = ObjectKey(object)
         noteChange(object)
         object.storage = state.storage
         object.committed = state.committed

@@ -427,6 +427,11 @@ extension ManagedObject {
 
     /// Hashes the object's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// The hash sets and dictionaries of objects use: the object's identity mixed with the
+    /// table's seed by a multiply–xorshift finalizer, not SipHash (a save puts every changed
+    /// object in sets).
+    public func _rawHashValue(seed: Int) -> Int { ObjectKey(self)._rawHashValue(seed: seed) }
 }
 
 /// Additions and removals made to a to-many relationship before its fault fired.

@@ -62,7 +62,7 @@ public final class ManagedObjectContext {
     var automaticMergeObserver: (any NSObjectProtocol)?
 
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
-    @exclusivity(unchecked) var touched: [ObjectIdentifier: ManagedObject] = [:] {
+    @exclusivity(unchecked) var touched: [ObjectKey: ManagedObject] = [:] {
         didSet { if saveOrderCache != nil { saveOrderCache = nil } }
     }
     /// The objects of ``touched`` in save order while it does not change (see
@@ -70,12 +70,12 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var saveOrderCache: [ManagedObject]?
     @exclusivity(unchecked) var nextInsertionSequence = 0
     /// Deleted objects whose delete rules were applied already.
-    @exclusivity(unchecked) var propagatedDeletions: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var propagatedDeletions: Set<ObjectKey> = []
     @exclusivity(unchecked) var undoStack: [[ObjectState]] = []
     @exclusivity(unchecked) var redoStack: [[ObjectState]] = []
     /// The undo group being recorded: each object's state before its first change in it.
     @exclusivity(unchecked) var openGroup: [ObjectState]?
-    @exclusivity(unchecked) var openGroupMembers: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var openGroupMembers: Set<ObjectKey> = []
     /// How many times an object was about to change (``willChange(_:)``), to tell whether a
     /// step changed anything.
     @exclusivity(unchecked) var changeCount = 0

@@ -90,11 +90,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// seed by a multiply–xorshift finalizer (splitmix64's), not SipHash — a context hashes an
     /// ID for every object it registers and looks up.
     public func _rawHashValue(seed: Int) -> Int {
-        var x = UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) << 63) ^ UInt64(bitPattern: Int64(seed))
-            ^ (UInt64(names) &* 0x9E37_79B9_7F4A_7C15)
-        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int(bitPattern: UInt(truncatingIfNeeded: x ^ (x >> 31)))
+        mixedHash(UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) << 63) ^ (UInt64(names) &* 0x9E37_79B9_7F4A_7C15), seed: seed)
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
@@ -210,4 +206,28 @@ private enum TemporaryIDs {
             return counter
         }
     }
+}
+
+/// `bits` mixed with a hash table's seed by splitmix64's multiply–xorshift finalizer: the
+/// hash of the keys a context hashes per object (IDs, object identities), instead of SipHash.
+@inline(__always)
+func mixedHash(_ bits: UInt64, seed: Int) -> Int {
+    var x = bits ^ UInt64(bitPattern: Int64(seed))
+    x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+    return Int(bitPattern: UInt(truncatingIfNeeded: x ^ (x >> 31)))
+}
+
+/// An object's identity as a dictionary or set key (``ObjectIdentifier``'s, hashed with
+/// ``mixedHash(_:seed:)`` instead of SipHash): the context keys every changed object by it.
+struct ObjectKey: Hashable {
+    let identifier: ObjectIdentifier
+
+    @inline(__always)
+    init(_ object: AnyObject) { identifier = ObjectIdentifier(object) }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+
+    @inline(__always)
+    func _rawHashValue(seed: Int) -> Int { mixedHash(UInt64(UInt(bitPattern: identifier)), seed: seed) }
 }
