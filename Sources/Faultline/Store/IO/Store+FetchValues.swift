@@ -312,6 +312,7 @@ struct DictionaryRowReader {
         for i in kinds.indices { values.append(value(i, statement, other)) }
     }
 
+    @inline(__always)
     private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> StoredValue {
         guard let kind = kinds[i] else { return StoredValue(other(selected[i], columns[i])) }
         return kind.decode(statement.column(at: columns[i]))
