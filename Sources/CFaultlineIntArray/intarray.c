@@ -18,7 +18,7 @@ typedef struct {
 
 typedef struct {
     sqlite3_vtab_cursor base; // first: SQLite hands this pointer back
-    const int64_t *keys;      // the array bound when the scan began
+    int64_t *keys;            // a copy of the array bound when the scan began (owned)
     int64_t count;
     int64_t index;
 } intarray_cursor;
@@ -63,6 +63,7 @@ static int intarray_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
 }
 
 static int intarray_close(sqlite3_vtab_cursor *base) {
+    sqlite3_free(((intarray_cursor *)base)->keys);
     sqlite3_free(base);
     return SQLITE_OK;
 }
@@ -75,9 +76,18 @@ static int intarray_filter(sqlite3_vtab_cursor *base, int plan, const char *plan
     (void)argv;
     intarray_cursor *cursor = (intarray_cursor *)base;
     const faultline_intarray *array = ((intarray_vtab *)base->pVtab)->array;
-    cursor->keys = array->keys;
-    cursor->count = array->keys == NULL ? 0 : array->count;
+    // The scan reads its own copy: a statement may be stepped again after the caller's array
+    // is unbound and freed (the copy is 8 bytes a key, once per scan).
+    sqlite3_free(cursor->keys);
+    cursor->keys = NULL;
+    cursor->count = 0;
     cursor->index = 0;
+    if (array->keys != NULL && array->count > 0) {
+        cursor->keys = sqlite3_malloc64((sqlite3_uint64)array->count * sizeof(int64_t));
+        if (cursor->keys == NULL) return SQLITE_NOMEM;
+        memcpy(cursor->keys, array->keys, (size_t)array->count * sizeof(int64_t));
+        cursor->count = array->count;
+    }
     return SQLITE_OK;
 }
 

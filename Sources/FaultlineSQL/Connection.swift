@@ -293,9 +293,11 @@ public final class Connection {
     /// a rolled-back transaction cannot drop it. Core Data binds id lists the same way (its
     /// `_Z_intarray0`). The keys are read in place, not copied; rows come in the array's order,
     /// duplicates included. A binding inside `body` replaces the keys until it ends; then the
-    /// outer keys are back. Outside any binding the table is empty.
+    /// outer keys are back. Outside any binding the table is empty. A scan copies the keys when
+    /// it starts, so a statement stepped again after `body` returns reads those keys safely.
     ///
-    /// - Throws: ``SQLiteError`` when the table cannot be registered, or what `body` throws.
+    /// - Throws: ``SQLiteError`` when the table cannot be registered, when the database has a
+    ///   table or view of that name (whose rows SQLite would read instead), or what `body` throws.
     public func withIntArray<T>(_ keys: [Int64], named name: String, _ body: () throws -> T) throws -> T {
         let array: OpaquePointer
         if let registered = intArrays[name] {
@@ -306,6 +308,14 @@ public final class Connection {
             }
             intArrays[name] = registered
             array = registered
+        }
+        // A real table or view of that name (in any attached database, temp included) would
+        // be read instead of the bound keys: refuse rather than give another table's rows.
+        if sqlite3_table_column_metadata(handle, nil, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK {
+            throw SQLiteError(
+                code: SQLITE_ERROR,
+                message: "the database has a table or view named \(name), the name under which id lists are bound (Core Data's int-array table): its rows would be read instead",
+                path: path)
         }
         return try keys.withUnsafeBufferPointer { buffer in
             let outer = intArrayBindings[name]

@@ -87,3 +87,33 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == files)
     }
 }
+
+extension IntArrayTableTests {
+    @Test func aStatementSteppedAfterTheBindingEndsReadsItsOwnCopyOfTheKeys() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        try db.withIntArray([], named: "_Z_intarray0") {}  // registers the table
+        let statement = try db.prepare("SELECT value FROM _Z_intarray0")
+        let first: Int64 = try db.withIntArray((1...1_000).map { Int64($0) * 3 }, named: "_Z_intarray0") {
+            guard try statement.step() else { Issue.record("no row"); return 0 }
+            return statement.int64(at: 0)
+        }
+        // The array is unbound and freed; the scan goes on over its copy (AddressSanitizer
+        // would report a read of freed memory otherwise).
+        var rest: [Int64] = []
+        while try statement.step() { rest.append(statement.int64(at: 0)) }
+        statement.reset()
+        #expect([first] + rest == (1...1_000).map { Int64($0) * 3 })
+    }
+
+    @Test func aTableOfTheSameNameIsRefusedNotReadInstead() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        #expect(try db.withIntArray([1], named: "_Z_intarray0") { try Self.values(db) } == [1])
+        for create in ["CREATE TEMP TABLE _z_INTARRAY0 (value INTEGER)", "CREATE TABLE _Z_intarray0 (value INTEGER)"] {
+            try db.executeScript(create + "; INSERT INTO _Z_intarray0 VALUES (42)")
+            let error = #expect(throws: SQLiteError.self) { try db.withIntArray([1], named: "_Z_intarray0") { try Self.values(db) } }
+            #expect(error?.message.contains("table or view named _Z_intarray0") == true, "\(String(describing: error))")
+            try db.executeScript("DROP TABLE _Z_intarray0")
+        }
+        #expect(try db.withIntArray([2], named: "_Z_intarray0") { try Self.values(db) } == [2])
+    }
+}

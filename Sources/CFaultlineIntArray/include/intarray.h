@@ -6,9 +6,9 @@
 // lists (its `_Z_intarray0`), after SQLite's own `intarray` test extension.
 //
 // The table holds a pointer to the caller's array, not a copy: the caller keeps the array
-// alive and unchanged while statements that read the table run, and binds an empty array
-// (or another one) before it frees it. A cursor reads the array bound when its statement
-// starts the scan.
+// alive and unchanged while it is bound, and binds an empty array (or another one) before it
+// frees it. Each scan copies the array bound when its statement starts the scan, so a
+// statement stepped again after the array is unbound reads that copy, never freed memory.
 
 #include <stdint.h>
 
