@@ -68,17 +68,12 @@ extension ManagedObjectContext {
     func makeSavePlan(overwrite: Set<ObjectIdentifier>) throws -> SavePlan {
         var plan = SavePlan()
         let all = touchedInSaveOrder()
-        var numbers: (entity: String, number: Int)?  // objects of an entity come in runs
-        func number(_ object: ManagedObject) -> Int {
-            if numbers?.entity != object.entity.name { numbers = (object.entity.name, entityNumber(object.entity.name)) }
-            return numbers?.number ?? 0
-        }
         let inserted = all.filter { $0.isInserted && !$0.isDeleted }
-            .map { (number: number($0), object: $0) }
+            .map { (number: entityNumber($0.entity.name), object: $0) }
             .sorted { ($0.number, $0.object.insertionSequence) < ($1.number, $1.object.insertionSequence) }
             .map(\.object)
         plan.deletes = all.filter { $0.isDeleted && !$0.isInserted }
-            .map { (number: number($0), key: $0.objectID.primaryKey, object: $0) }
+            .map { (number: entityNumber($0.entity.name), key: $0.objectID.primaryKey, object: $0) }
             .sorted { ($0.number, $0.key) < ($1.number, $1.key) }
             .map(\.object)
         plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
@@ -189,10 +184,8 @@ extension ManagedObjectContext {
     /// Step 2: new rows, every column of the entity.
     func planInserts(_ inserted: [ManagedObject], writes: RelationshipWrites, plan: inout SavePlan) {
         plan.inserts.reserveCapacity(inserted.count)
-        var last: (entity: String, row: EntityRowLayout?)?
         for object in inserted {
-            if last?.entity != object.entity.name { last = (object.entity.name, store.rowLayout(for: object.entity)) }
-            guard let row = last?.row else { continue }
+            guard let row = store.rowLayout(for: object.entity) else { continue }
             let bySlot = row.holds(object)
             var values: [SaveValue] = []
             values.reserveCapacity(row.roles.count)
@@ -238,14 +231,11 @@ extension ManagedObjectContext {
             if !(try fireFaultIfRowExists(object)) { gone.append(object.objectID) }
         }
         if !gone.isEmpty { throw ConflictsFound(objectIDs: gone) }
-        // Each object's row layout looked up once (objects of an entity come in runs), then
-        // sorted by entity number and key.
-        var last: (entity: String, row: EntityRowLayout?)?
+        // Each object's row layout looked up once, then sorted by entity number and key.
         var rows: [(number: Int, key: Int64, object: ManagedObject, row: EntityRowLayout)] = []
         rows.reserveCapacity(candidates.count)
         for object in candidates where !object.isFault && !object.isDeleted {
-            if last?.entity != object.entity.name { last = (object.entity.name, store.rowLayout(for: object.entity)) }
-            guard let row = last?.row else { continue }
+            guard let row = store.rowLayout(for: object.entity) else { continue }
             rows.append((row.entityNumber, object.objectID.primaryKey, object, row))
         }
         rows.sort { ($0.number, $0.key) < ($1.number, $1.key) }

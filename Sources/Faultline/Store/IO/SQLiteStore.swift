@@ -115,10 +115,13 @@ public final class SQLiteStore {
     var externalColumnsCache: [String: [String: String]] = [:]
     /// ``rowColumns(for:)`` by entity name.
     var rowColumnsCache: [String: [ColumnMapping]] = [:]
-    /// ``rowLayout(for:)`` by entity name.
+    /// ``rowLayout(for:)`` by entity name, and the last one asked for (a save asks for the
+    /// objects of one entity in a run: comparing a name with itself is cheaper than hashing it).
     var rowLayoutCache: [String: EntityRowLayout] = [:]
-    /// ``entityNumber(of:)`` by entity name.
+    @exclusivity(unchecked) var lastRowLayout: (entity: String, layout: EntityRowLayout)?
+    /// ``entityNumber(of:)`` by entity name, and the last one asked for (as ``lastRowLayout``).
     @exclusivity(unchecked) var entityNumberCache: [String: Int] = [:]
+    @exclusivity(unchecked) var lastEntityNumber: (entity: String, number: Int)?
     /// ``columnList(for:)`` by entity name.
     var columnListCache: [String: String] = [:]
     /// Compiled `WHERE` clauses by predicate shape (see ``WhereClauseCache``).

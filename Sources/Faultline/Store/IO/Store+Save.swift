@@ -70,19 +70,26 @@ extension SQLiteStore {
     /// The entity number (`Z_ENT`) of an entity; 0 when the mapping lacks it. Cached: looking
     /// it up in the mapping copied the mapping.
     func entityNumber(of name: String) -> Int {
-        if let number = entityNumberCache[name] { return number }
-        let number = mapping.entity(name)?.entityNumber ?? 0
+        if let last = lastEntityNumber, last.entity == name { return last.number }
+        let number = entityNumberCache[name] ?? mapping.entity(name)?.entityNumber ?? 0
         entityNumberCache[name] = number
+        lastEntityNumber = (name, number)
         return number
     }
 
     /// How a save writes rows of an entity (its table, number and row columns, each with the
     /// slot of its property); nil when the mapping lacks the entity. Worked out once.
     func rowLayout(for entity: EntityDescription) -> EntityRowLayout? {
-        if let cached = rowLayoutCache[entity.name] { return cached }
-        guard let entityMapping = mapping.entity(entity.name) else { return nil }
-        let layout = EntityRowLayout(entity: entity, table: entityMapping.table, entityNumber: entityMapping.entityNumber, columns: rowColumns(for: entity))
-        rowLayoutCache[entity.name] = layout
+        if let last = lastRowLayout, last.entity == entity.name { return last.layout }
+        let layout: EntityRowLayout
+        if let cached = rowLayoutCache[entity.name] {
+            layout = cached
+        } else {
+            guard let entityMapping = mapping.entity(entity.name) else { return nil }
+            layout = EntityRowLayout(entity: entity, table: entityMapping.table, entityNumber: entityMapping.entityNumber, columns: rowColumns(for: entity))
+            rowLayoutCache[entity.name] = layout
+        }
+        lastRowLayout = (entity.name, layout)
         return layout
     }
 
