@@ -56,17 +56,6 @@ extension SQLiteStore {
             version: statement.int64(at: 2), values: ObjectValues(layout: plan.layout, slots: slots))
     }
 
-    /// Decodes every row of a statement into one ``RowPage``, whose rows the returned rows'
-    /// values point at: one buffer for the lot, not one per row. Returns the time spent in
-    /// SQLite, as ``Statement/forEachRow(_:)``.
-    func decodeRows(_ statement: Statement, with decoder: RowDecoder, into rows: inout [StoreRow]) throws -> Double {
-        var page = DecodedPage()
-        let sqlSeconds = try decodePage(statement, with: decoder, into: &page)
-        rows.reserveCapacity(rows.count + page.count)
-        for index in 0..<page.count { rows.append(page.storeRow(at: index)) }
-        return sqlSeconds
-    }
-
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
     /// Rows go into pages of about ``DecodedPage/slotsPerPage`` values: a big fetch fills
     /// pages of a fixed size (no buffer grows and moves), a small one a page of its size.

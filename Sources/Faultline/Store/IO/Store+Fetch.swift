@@ -257,12 +257,7 @@ extension SQLiteStore {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping)
-        let start = DispatchTime.now().uptimeNanoseconds
-        let statement = try connection.cachedStatement(sql)
-        try statement.bind(arguments)
-        var page = DecodedPage()
-        let sqlSeconds = try decodePage(statement, with: rowDecoder(for: entity, columns: columns), into: &page)
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
+        let page = try selectPage(sql: sql, arguments: arguments, decoder: rowDecoder(for: entity, columns: columns))
         if connection.isTraced {
             logFetchDetails(entity: entity.name, sql: sql, rows: (0..<page.count).map { page.storeRow(at: $0) })
         }
@@ -292,19 +287,22 @@ extension SQLiteStore {
     /// Runs a SELECT built by ``selectList(for:)``, decodes its rows, and logs Core
     /// Data's two timing annotations.
     func selectRows(
-        sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], variant: String = "", paged: Bool = true
+        sql: String, arguments: [SQLValue], entity: EntityDescription, columns: [SelectedColumn], variant: String = ""
     ) throws -> [StoreRow] {
+        let page = try selectPage(sql: sql, arguments: arguments, decoder: rowDecoder(for: entity, columns: columns, variant: variant))
+        return (0..<page.count).map(page.storeRow(at:))
+    }
+
+    /// ``selectRows(sql:arguments:entity:columns:variant:)`` into one decoded page (the rows
+    /// share its buffers), for a context to make or fill its objects from.
+    func selectPage(sql: String, arguments: [SQLValue], decoder: RowDecoder) throws -> DecodedPage {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
-        var rows: [StoreRow] = []
-        let decoder = rowDecoder(for: entity, columns: columns, variant: variant)
-        // Many rows share one page; a single row (a fault) keeps its own slots.
-        let sqlSeconds = paged
-            ? try decodeRows(statement, with: decoder, into: &rows)
-            : try statement.forEachRow { rows.append(decodeRow(statement, with: decoder)) }
-        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows.count)
-        return rows
+        var page = DecodedPage()
+        let sqlSeconds = try decodePage(statement, with: decoder, into: &page)
+        logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
+        return page
     }
 
     /// Fetches one object's row by primary key (firing a fault).

@@ -35,13 +35,7 @@ extension SQLiteStore {
         var sql = list + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         if let limit { sql += "  LIMIT \(limit)" }
         return try withIntArray(primaryKeys) {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let statement = try connection.cachedStatement(sql)
-            try statement.bind([])
-            var page = DecodedPage()
-            let sqlSeconds = try decodePage(statement, with: rowDecoder(for: entity, columns: columns, variant: variant), into: &page)
-            logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
-            return page
+            try selectPage(sql: sql, arguments: [], decoder: rowDecoder(for: entity, columns: columns, variant: variant))
         }
     }
 
