@@ -215,22 +215,7 @@ public final class Statement {
     public var columnCount: Int { columnNames.count }
 
     /// The current row's value in a column.
-    public func value(at index: Int) -> SQLValue {
-        let i = Int32(index)
-        switch sqlite3_column_type(handle, i) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
-        case SQLITE_TEXT:
-            guard let text = sqlite3_column_text(handle, i) else { return .null }
-            let count = Int(sqlite3_column_bytes(handle, i))
-            return .text(String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, i))
-            guard count > 0, let bytes = sqlite3_column_blob(handle, i) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: count))
-        default: return .null
-        }
-    }
+    public func value(at index: Int) -> SQLValue { column(at: index).sqlValue }
 
     /// A column of the current row, looked up once: its storage class and its value are then
     /// read without SQLite finding the column again (what ``storageClass(at:)`` followed by
@@ -251,11 +236,7 @@ public final class Statement {
     public func storageClass(at index: Int) -> Int32 { sqlite3_column_type(handle, Int32(index)) }
 
     /// The current row's column as a string (its text; empty for NULL).
-    public func text(at index: Int) -> String {
-        let i = Int32(index)
-        guard let text = sqlite3_column_text(handle, i) else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, i))), as: UTF8.self)
-    }
+    public func text(at index: Int) -> String { column(at: index).text }
 
     /// The current row's column as an integer (0 for NULL).
     @inlinable
