@@ -276,7 +276,7 @@ public final class Connection {
     @exclusivity(unchecked) private var traceSuspended = false
 
     /// Runs `body` without reporting its statements to the trace observers: for bookkeeping
-    /// statements that are not part of what the log shows (filling a temporary id table).
+    /// statements that are not part of what the log shows (the shell's own schema queries).
     public func untraced<T>(_ body: () throws -> T) rethrows -> T {
         let saved = traceSuspended
         traceSuspended = true
@@ -291,10 +291,10 @@ public final class Connection {
     /// connection the first time a name is used: nothing is created, written or logged, the
     /// database (even one opened read-only) is not touched, and no transaction is needed —
     /// a rolled-back transaction cannot drop it. Core Data binds id lists the same way (its
-    /// `_Z_intarray0`). The keys are read in place, not copied; rows come in the array's order,
-    /// duplicates included. A binding inside `body` replaces the keys until it ends; then the
-    /// outer keys are back. Outside any binding the table is empty. A scan copies the keys when
-    /// it starts, so a statement stepped again after `body` returns reads those keys safely.
+    /// `_Z_intarray0`). Binding copies nothing; each scan copies the keys bound when it starts,
+    /// so a statement stepped again after `body` returns reads those keys safely. Rows come in
+    /// the array's order, duplicates included. A binding inside `body` replaces the keys until
+    /// it ends; then the outer keys are back. Outside any binding the table is empty.
     ///
     /// - Throws: ``SQLiteError`` when the table cannot be registered, when the database has a
     ///   table or view of that name (whose rows SQLite would read instead), or what `body` throws.

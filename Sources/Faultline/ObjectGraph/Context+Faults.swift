@@ -159,18 +159,17 @@ extension ManagedObjectContext {
 
     /// ``fill(_:from:)`` with row `index` of a decoded page (no ``StoreRow`` made).
     func fill(_ object: ManagedObject, from page: DecodedPage, at index: Int) {
+        let row = page.rows[index]
+        let layout = page.plans[row.plan].layout
         if object.storage.isEmpty && object.committed.isEmpty {
             // A fresh fault (as in fillValues), its value sets made in place.
-            let row = page.rows[index]
-            let layout = page.plans[row.plan].layout
             object.setLoadedRow(layout: layout, page: page.pages[row.page], base: row.base, version: row.version)
             object.isFault = false
-            if layout !== object.entity.propertyLayout { object.keepLayout(of: page.rowEntity(at: index)) }
         } else {
-            let values = page.values(at: index)
-            fillValues(object, values: values, version: page.version(at: index))
-            if !object.isFault, values.layout !== object.entity.propertyLayout { object.keepLayout(of: page.rowEntity(at: index)) }
+            fillValues(object, values: page.values(at: index), version: row.version)
         }
+        // As fillValues(_:from:) for a StoreRow: a sub-entity's row keeps its layout's owner.
+        if !object.isFault, layout !== object.entity.propertyLayout { object.keepLayout(of: page.rowEntity(at: index)) }
         if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
     }
 

@@ -54,7 +54,6 @@ package enum ValueCoding {
         }
     }
 
-    /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
     /// ``encode(_:as:)`` of a slot's typed value: the common types without boxing.
     static func encode(_ stored: StoredValue, as type: AttributeType) -> SQLValue {
         switch (stored, type) {
@@ -70,6 +69,7 @@ package enum ValueCoding {
         }
     }
 
+    /// Encodes a Swift value for a column of an attribute type; nil gives NULL.
     package static func encode(_ value: Any?, as type: AttributeType) -> SQLValue {
         guard let value else { return .null }
         // The type the attribute holds first: one cast instead of a chain of them.
