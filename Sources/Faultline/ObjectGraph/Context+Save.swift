@@ -109,7 +109,7 @@ extension ManagedObjectContext {
         var constraintMerges = 0
         while true {
             attempts += 1
-            let plan: SavePlan
+            var plan: SavePlan
             let outcome: SaveOutcome
             do {
                 plan = try makeSavePlan(overwrite: overwrite)
@@ -119,7 +119,7 @@ extension ManagedObjectContext {
             }
             _ = store.triggerReports.drain()
             do {
-                outcome = try store.withWriteTransaction { try execute(plan) }
+                outcome = try store.withWriteTransaction { try execute(&plan) }
             } catch {
                 // Nothing was committed: the files written for it name no row.
                 store.removeExternalFiles(plan.externalWrites.map(\.name))
@@ -146,7 +146,7 @@ extension ManagedObjectContext {
 
     /// Runs a plan inside the save's transaction; returns the keys given to new objects and
     /// the external data files that rows will no longer name once it commits.
-    private func execute(_ plan: SavePlan) throws -> SaveOutcome {
+    private func execute(_ plan: inout SavePlan) throws -> SaveOutcome {
         var obsolete: [String] = []
         for row in plan.externalReplaced where store.url != nil {
             obsolete += try store.externalReferences(table: row.table, primaryKey: row.primaryKey, columns: row.columns)
@@ -166,30 +166,20 @@ extension ManagedObjectContext {
             let first = try store.reservePrimaryKeys(root: root, count: objects.count)
             for (offset, object) in objects.enumerated() { keys[object.objectID] = first + Int64(offset) }
         }
-        func resolve(_ value: SaveValue) -> SQLValue {
-            switch value {
-            case .value(let v): return v
-            case .key(let id):
-                if !id.isTemporaryID { return .integer(id.primaryKey) }
-                return keys[id].map(SQLValue.integer) ?? .null
-            case .entity(let id): return .integer(Int64(entityNumber(id.entityName)))
-            }
-        }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
+        if !keys.isEmpty {
+            for index in plan.inserts.indices { plan.inserts[index].resolveKeys(keys) }
+            for index in plan.updates.indices where !plan.updates[index].unresolved.isEmpty { plan.updates[index].resolveKeys(keys) }
+        }
         do {
-            try store.insertRows(plan.inserts.map { SQLiteStore.RowWrite(table: $0.table, columns: $0.columns, values: $0.values.map(resolve)) })
+            try store.insertRows(plan.inserts.lazy.map(\.write))
         } catch let violation as SQLiteStore.UniqueViolation {
             let insert = plan.inserts[violation.index]
             throw constraintConflict(violation.error, object: insert.object, table: insert.table, keys: keys)
         }
         var conflicts: [ManagedObject] = []
         do {
-            let stale = try store.updateRows(plan.updates.map { update in
-                let version = update.object.rowVersion
-                return SQLiteStore.RowWrite(
-                    table: update.table, columns: update.columns,
-                    values: update.values.map(resolve) + [.integer(version + 1), .integer(update.object.objectID.primaryKey), .integer(version)])
-            })
+            let stale = try store.updateRows(plan.updates.lazy.map(\.write))
             conflicts += stale.map { plan.updates[$0].object }
         } catch let violation as SQLiteStore.UniqueViolation {
             let update = plan.updates[violation.index]

@@ -8,13 +8,26 @@ import Foundation
 
 /// Everything one save writes, computed before its transaction.
 struct SavePlan {
-    /// A row an INSERT or UPDATE writes for an object: the changed (or all) columns and
-    /// their values, keys of new objects still to be resolved.
+    /// A row an INSERT or UPDATE writes for an object: the changed (or all) columns and the
+    /// values the store binds, in order (an UPDATE's end with the new version, the key and the
+    /// version read). A new object's key is known only inside the save's transaction: where
+    /// one goes (the row's own key, a to-one's or a hidden foreign key's), the values hold
+    /// NULL until ``resolveKeys(_:)`` puts it in.
     struct RowChange {
         var object: ManagedObject
-        var table: String
-        var columns: [String]
-        var values: [SaveValue]
+        var write: SQLiteStore.RowWrite
+        /// Where the row's own temporary key goes (a new object's `Z_PK`).
+        var ownKeyIndex: Int?
+        /// Other new objects' keys: where each goes, and whose.
+        var unresolved: [(index: Int, id: ManagedObjectID)] = []
+
+        var table: String { write.table }
+
+        /// Puts the keys reserved for new objects in their places.
+        mutating func resolveKeys(_ keys: [ManagedObjectID: Int64]) {
+            if let ownKeyIndex { write.values[ownKeyIndex] = keys[object.objectID].map(SQLValue.integer) ?? .null }
+            for (index, id) in unresolved { write.values[index] = keys[id].map(SQLValue.integer) ?? .null }
+        }
     }
 
     struct JoinInsert {
@@ -187,25 +200,47 @@ extension ManagedObjectContext {
         for object in inserted {
             guard let row = store.rowLayout(for: object.entity) else { continue }
             let bySlot = row.holds(object)
-            var values: [SaveValue] = []
-            values.reserveCapacity(row.roles.count)
+            var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: row.columnNames, values: []))
+            change.write.values.reserveCapacity(row.roles.count)
             let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
             for (index, role) in row.roles.enumerated() {
                 switch role {
-                case .primaryKey: values.append(.key(object.objectID))
-                case .entityKey: values.append(.value(.integer(Int64(row.entityNumber))))
-                case .optimisticLock: values.append(.value(.integer(1)))
+                case .primaryKey:
+                    if object.objectID.isTemporaryID {
+                        change.ownKeyIndex = index
+                        change.write.values.append(.null)
+                    } else {
+                        change.write.values.append(.integer(object.objectID.primaryKey))
+                    }
+                case .entityKey: change.write.values.append(.integer(Int64(row.entityNumber)))
+                case .optimisticLock: change.write.values.append(.integer(1))
                 case .attribute:
-                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan)))
+                    change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
                 case .foreignKey:
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null))
+                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
                 case .foreignEntityKey:
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null))
+                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
                 case .extra:
-                    values.append(extras?[row.columnNames[index]] ?? .value(.null))
+                    append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
                 }
             }
-            plan.inserts.append(SavePlan.RowChange(object: object, table: row.table, columns: row.columnNames, values: values))
+            plan.inserts.append(change)
+        }
+    }
+
+    /// Appends a value to a planned row: what it binds when that is known now, else NULL in
+    /// its place and the new object whose key goes there.
+    private func append(_ value: SaveValue, to change: inout SavePlan.RowChange) {
+        switch value {
+        case .value(let value): change.write.values.append(value)
+        case .key(let id):
+            if id.isTemporaryID {
+                change.unresolved.append((change.write.values.count, id))
+                change.write.values.append(.null)
+            } else {
+                change.write.values.append(.integer(id.primaryKey))
+            }
+        case .entity(let id): change.write.values.append(.integer(Int64(entityNumber(id.entityName))))
         }
     }
 
@@ -240,41 +275,68 @@ extension ManagedObjectContext {
         }
         rows.sort { ($0.number, $0.key) < ($1.number, $1.key) }
         plan.updates.reserveCapacity(rows.count)
+        // Rows of one entity changed in the same columns (most, in a bulk change) share one
+        // column list, as they share one statement.
+        var lastColumns: (row: EntityRowLayout, mask: UInt64, names: [String])?
         for (_, _, object, row) in rows {
             let all = overwrite.contains(ObjectIdentifier(object))
             let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
             let bySlot = row.holds(object)
-            func changed(_ index: Int) -> Bool {
-                if all { return true }
-                if bySlot, let slot = row.slots[index] { return object.valueDiffers(atSlot: slot) }
-                return object.valueDiffers(forKey: row.propertyNames[index])
+            // Whether the row writes column `index`: a changed attribute or to-one, an extra.
+            func included(_ index: Int) -> Bool {
+                switch row.roles[index] {
+                case .primaryKey, .entityKey, .optimisticLock: return false
+                case .extra: return extras?[row.columnNames[index]] != nil
+                case .attribute, .foreignKey, .foreignEntityKey:
+                    if all { return true }
+                    if bySlot, let slot = row.slots[index] { return object.valueDiffers(atSlot: slot) }
+                    return object.valueDiffers(forKey: row.propertyNames[index])
+                }
             }
+            // The columns written: bit n for column n (rows of up to 64 columns), else listed.
+            let narrow = row.roles.count <= 64
+            var mask: UInt64 = 0
+            var count = 0
             var columns: [String] = []
-            var values: [SaveValue] = []
+            for index in row.roles.indices where included(index) {
+                count += 1
+                if narrow { mask |= 1 << UInt64(index) } else { columns.append(row.columnNames[index]) }
+            }
+            if narrow {
+                if let lastColumns, lastColumns.row === row, lastColumns.mask == mask {
+                    columns = lastColumns.names
+                } else {
+                    columns.reserveCapacity(count)
+                    for index in row.roles.indices where mask & (1 << UInt64(index)) != 0 { columns.append(row.columnNames[index]) }
+                    lastColumns = (row, mask, columns)
+                }
+            }
+            var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: columns, values: []))
+            change.write.values.reserveCapacity(count + 3)
             var replacedExternal: [String] = []
-            for (index, role) in row.roles.enumerated() {
-                switch role {
+            for index in row.roles.indices where narrow ? mask & (1 << UInt64(index)) != 0 : included(index) {
+                switch row.roles[index] {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue
                 case .attribute:
-                    guard changed(index) else { continue }
-                    values.append(.value(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan)))
+                    change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
                     if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
                         replacedExternal.append(row.columnNames[index])
                     }
                 case .foreignKey:
-                    guard changed(index) else { continue }
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null))
+                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
                 case .foreignEntityKey:
-                    guard changed(index) else { continue }
-                    values.append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null))
+                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
                 case .extra:
-                    guard let value = extras?[row.columnNames[index]] else { continue }
-                    values.append(value)
+                    append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
                 }
-                columns.append(row.columnNames[index])
             }
-            plan.updates.append(.init(object: object, table: row.table, columns: columns, values: values))
+            // Then the new version, the key and the version read (`WHERE Z_PK = ? AND Z_OPT = ?`).
+            let version = object.rowVersion
+            change.write.values.append(.integer(version + 1))
+            change.write.values.append(.integer(object.objectID.primaryKey))
+            change.write.values.append(.integer(version))
+            plan.updates.append(change)
             if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
             if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
         }

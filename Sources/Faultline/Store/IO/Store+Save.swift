@@ -165,7 +165,7 @@ extension SQLiteStore {
     ///
     /// - Throws: ``UniqueViolation`` naming the row a uniqueness constraint refused; other
     ///   SQLite errors as they are.
-    func insertRows(_ rows: [RowWrite]) throws {
+    func insertRows(_ rows: some Collection<RowWrite>) throws {
         var run = StatementRun()
         for (index, row) in rows.enumerated() {
             let statement = try run.statement(self, row, insertSQL)
@@ -183,7 +183,7 @@ extension SQLiteStore {
     /// the rows whose version no longer matched (no row changed).
     ///
     /// - Throws: as ``insertRows(_:)``.
-    func updateRows(_ rows: [RowWrite]) throws -> [Int] {
+    func updateRows(_ rows: some Collection<RowWrite>) throws -> [Int] {
         var run = StatementRun()
         var stale: [Int] = []
         for (index, row) in rows.enumerated() {
