@@ -70,24 +70,34 @@ extension ManagedObjectContext {
                 continue
             }
             let key = layout.names[slot]
-            // An attribute of a common type is its slot's value (what value(forKey:) gives
-            // for a loaded object); anything else goes through value(forKey:).
-            let simpleStored = layout.kinds[slot] == .attribute && object.partialKeys == nil ? simple(object.storage[stored: slot]) : nil
-            let original = simpleStored.map { $0.any } ?? object.value(forKey: key)
-            var value = original
-            do {
-                try object.validateValue(&value, forKey: key)
-            } catch let error as ObjectValidationError {
-                failures += error.failures
-                continue
-            } catch {
-                failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: key, message: "\(error)"))
-                continue
+            // The subclass's check; false when it failed (the failure noted).
+            func validate(_ value: inout Any?) -> Bool {
+                do {
+                    try object.validateValue(&value, forKey: key)
+                    return true
+                } catch let error as ObjectValidationError {
+                    failures += error.failures
+                } catch {
+                    failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: key, message: "\(error)"))
+                }
+                return false
             }
-            // An attribute's value of a common type left as it was compares typed; otherwise
-            // objects compare by identity as AnyHashable, arrays of them element by element.
-            if let simpleStored, simpleStored.holdsSame(value) { continue }
-            if !ManagedObject.valuesEqual(original, value) { try object.setValue(value, forKey: key) }
+            // An attribute of a common type is its slot's value (what value(forKey:) gives
+            // for a loaded object), and a value of its type left as it was compares typed
+            // (values of type `Any?` are copied and destroyed through the runtime: the slot's
+            // value is boxed again rather than kept). Anything else goes through
+            // value(forKey:), and objects compare by identity as AnyHashable, arrays of them
+            // element by element.
+            if layout.kinds[slot] == .attribute, object.partialKeys == nil, let stored = simple(object.storage[stored: slot]) {
+                var value = stored.any
+                guard validate(&value), !stored.holdsSame(value) else { continue }
+                if !ManagedObject.valuesEqual(stored.any, value) { try object.setValue(value, forKey: key) }
+            } else {
+                let original = object.value(forKey: key)
+                var value = original
+                guard validate(&value) else { continue }
+                if !ManagedObject.valuesEqual(original, value) { try object.setValue(value, forKey: key) }
+            }
         }
         return failures
     }

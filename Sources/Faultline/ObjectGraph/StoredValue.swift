@@ -110,24 +110,30 @@ enum StoredValue {
         return nil
     }
 
-    /// Whether `value` is this value, of the same type: one cast to the case's type (no cast
-    /// chain, as converting it to a ``StoredValue`` would take). False for ``other``.
+    /// Whether `value` is certainly this value: of this case's type exactly, and equal. False
+    /// for ``other``, and for a value of another type even when a cast would convert it (an
+    /// optional, a subclass): the caller then compares the slow way. The existential is opened,
+    /// not cast (a dynamic cast costs more than the rest of a per-key validation).
     func holdsSame(_ value: Any?) -> Bool {
+        guard let value else { return isNone }
+        return holdsSame(opened: value)
+    }
+
+    private func holdsSame<T>(opened value: T) -> Bool {
         switch self {
-        case .none: return value == nil
-        case .int64(let x): return (value as? Int64) == x
-        case .int32(let x): return (value as? Int32) == x
-        case .int16(let x): return (value as? Int16) == x
-        case .bool(let x): return (value as? Bool) == x
-        case .double(let x): return (value as? Double) == x
-        case .float(let x): return (value as? Float) == x
-        case .date(let x): return (value as? Date) == x
-        case .string(let x): return (value as? String) == x
-        case .data(let x): return (value as? Data) == x
-        case .uuid(let x): return (value as? UUID) == x
-        case .objectID(let x): return (value as? ManagedObjectID) == x
-        case .objectIDs(let x): return (value as? [ManagedObjectID]) == x
-        case .other: return false
+        case .none, .other: return false
+        case .int64(let x): return T.self == Int64.self && unsafeBitCast(value, to: Int64.self) == x
+        case .int32(let x): return T.self == Int32.self && unsafeBitCast(value, to: Int32.self) == x
+        case .int16(let x): return T.self == Int16.self && unsafeBitCast(value, to: Int16.self) == x
+        case .bool(let x): return T.self == Bool.self && unsafeBitCast(value, to: Bool.self) == x
+        case .double(let x): return T.self == Double.self && unsafeBitCast(value, to: Double.self) == x
+        case .float(let x): return T.self == Float.self && unsafeBitCast(value, to: Float.self) == x
+        case .date(let x): return T.self == Date.self && unsafeBitCast(value, to: Date.self) == x
+        case .string(let x): return T.self == String.self && unsafeBitCast(value, to: String.self) == x
+        case .data(let x): return T.self == Data.self && unsafeBitCast(value, to: Data.self) == x
+        case .uuid(let x): return T.self == UUID.self && unsafeBitCast(value, to: UUID.self) == x
+        case .objectID(let x): return T.self == ManagedObjectID.self && unsafeBitCast(value, to: ManagedObjectID.self) == x
+        case .objectIDs(let x): return T.self == [ManagedObjectID].self && unsafeBitCast(value, to: [ManagedObjectID].self) == x
         }
     }
 

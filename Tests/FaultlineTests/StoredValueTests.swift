@@ -1,0 +1,26 @@
+@testable import Faultline
+import Foundation
+import Testing
+
+/// `StoredValue.holdsSame(_:)`: true only for a value of the case's own type that is equal —
+/// per-key validation then keeps the slot as it is; anything else is compared the slow way.
+@Suite struct StoredValueTests {
+    @Test func holdsSameIsTrueOnlyForAnEqualValueOfTheCasesType() {
+        let date = Date(timeIntervalSinceReferenceDate: 42)
+        let id = UUID()
+        let same: [(StoredValue, Any?)] = [
+            (.int64(7), Int64(7)), (.int32(7), Int32(7)), (.int16(7), Int16(7)), (.bool(true), true),
+            (.double(1.5), 1.5), (.float(1.5), Float(1.5)), (.date(date), date), (.string("café"), "café"),
+            (.data(Data([1, 2, 3])), Data([1, 2, 3])), (.uuid(id), id), (.none, nil),
+        ]
+        for (stored, value) in same { #expect(stored.holdsSame(value), "\(stored) and \(String(describing: value))") }
+        let different: [(StoredValue, Any?)] = [
+            (.int64(7), Int64(8)), (.int64(7), Int32(7)), (.int64(7), 7), (.int64(7), Optional(Int64(7)) as Any),
+            (.int16(7), Int64(7)), (.bool(true), false), (.bool(true), 1), (.double(1.5), Float(1.5)),
+            (.double(.nan), Double.nan), (.string("a"), "b"), (.string("a"), Substring("a")), (.string("a"), nil),
+            (.data(Data([1])), Data([2])), (.uuid(id), UUID()), (.date(date), date.addingTimeInterval(1)),
+            (.none, Int64(0)), (StoredValue(Decimal(7) as Any?), Decimal(7)),
+        ]
+        for (stored, value) in different { #expect(!stored.holdsSame(value), "\(stored) and \(String(describing: value))") }
+    }
+}
