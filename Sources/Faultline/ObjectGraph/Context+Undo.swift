@@ -16,7 +16,10 @@ extension ManagedObjectContext {
             openGroup?.append(capture(object))
         }
         noteChange(object)
-        touched[key] = object
+        if lastTouched != key {
+            touched[key] = object
+            lastTouched = key
+        }
     }
 
     /// Runs `body` as one undo step (nested calls join the outer step).

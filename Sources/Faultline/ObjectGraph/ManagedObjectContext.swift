@@ -63,8 +63,15 @@ public final class ManagedObjectContext {
 
     /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
     @exclusivity(unchecked) var touched: [ObjectKey: ManagedObject] = [:] {
-        didSet { if saveOrderCache != nil { saveOrderCache = nil } }
+        didSet {
+            if saveOrderCache != nil { saveOrderCache = nil }
+            lastTouched = nil
+        }
     }
+    /// The object ``willChange(_:)`` last put in ``touched``, while it is there (any change
+    /// of ``touched`` forgets it): setting several values of one object writes the
+    /// dictionary once.
+    @exclusivity(unchecked) var lastTouched: ObjectKey?
     /// The objects of ``touched`` in save order while it does not change (see
     /// ``touchedInSaveOrder()``): a save's passes share one sort.
     @exclusivity(unchecked) var saveOrderCache: [ManagedObject]?
