@@ -53,12 +53,14 @@ extension ManagedObjectContext {
 
     /// The entity of a new object; throws when the model lacks it or it is abstract.
     func insertableEntity(named entityName: String) throws -> EntityDescription {
+        if let last = lastInsertableEntity, last.name == entityName { return last }
         guard let entity = model.entity(named: entityName) else {
             throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) not found in the model; entities: \(model.entities.map(\.name).joined(separator: ", "))")
         }
         guard !entity.isAbstract else {
             throw ManagedObjectError(.cannotInsert, entity: entityName, "entity \(entityName) is abstract: insert one of its sub-entities (\(entity.subentityNames.joined(separator: ", ")))")
         }
+        lastInsertableEntity = entity
         return entity
     }
 
@@ -90,6 +92,13 @@ extension ManagedObjectContext {
     /// and its to-many relationships empty. Worked out once per entity; nil when property
     /// names repeat (an invalid model), where they are set by name.
     func insertDefaults(for entity: EntityDescription) -> [(slot: Int, value: StoredValue)]? {
+        if let last = lastInsertDefaults, last.entityName == entity.name { return last.defaults }
+        let defaults = computedInsertDefaults(for: entity)
+        lastInsertDefaults = (entity.name, defaults)
+        return defaults
+    }
+
+    private func computedInsertDefaults(for entity: EntityDescription) -> [(slot: Int, value: StoredValue)]? {
         if let cached = insertDefaultsCache[entity.name] { return cached }
         let layout = entity.propertyLayout
         guard !layout.hasDuplicateNames else { return nil }

@@ -96,6 +96,10 @@ public final class ManagedObjectContext {
     /// ``insertDefaults(for:)`` by entity name (per context: inserts do not hold the store's
     /// lock, so the cache cannot be the store's).
     @exclusivity(unchecked) var insertDefaultsCache: [String: [(slot: Int, value: StoredValue)]] = [:]
+    /// The last entity ``insertableEntity(named:)`` gave and the last ``insertDefaults(for:)``:
+    /// inserts come many of one entity in a row (no hashed name for those).
+    @exclusivity(unchecked) var lastInsertableEntity: EntityDescription?
+    @exclusivity(unchecked) var lastInsertDefaults: (entityName: String, defaults: [(slot: Int, value: StoredValue)]?)?
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
@@ -120,7 +124,7 @@ public final class ManagedObjectContext {
     /// The binding of an entity: the last one looked up is kept, as fetches make many objects
     /// of one entity in a row (comparing a name with itself is cheaper than hashing it).
     @inline(__always)
-    private func classBinding(for entityName: String) -> ClassBinding? {
+    func classBinding(for entityName: String) -> ClassBinding? {
         if let last = lastClassBinding, last.entityName == entityName { return last.binding }
         let binding = classBindings[entityName]
         lastClassBinding = (entityName, binding)

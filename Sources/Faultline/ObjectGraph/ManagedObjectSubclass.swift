@@ -57,7 +57,7 @@ extension ManagedObjectSubclass {
     public init(context: ManagedObjectContext) throws {
         context.checkAccess()
         let entity = try context.insertableEntity(named: Self.entityName)
-        guard let binding = context.classBindings[entity.name], binding.type == Self.self else {
+        guard let binding = context.classBinding(for: entity.name), binding.type == Self.self else {
             throw ManagedObjectError(
                 .cannotInsert, entity: Self.entityName,
                 "class \(Self.self) is not registered for entity \(Self.entityName): call registerClasses on the coordinator before making the context")
