@@ -156,8 +156,8 @@ extension ManagedObjectContext {
         keys.reserveCapacity(plan.inserts.count)
         var byRoot: [String: [ManagedObject]] = [:]
         var lastRoot: (entity: String, root: String)?  // inserts come in runs of one entity
-        for insert in plan.inserts {
-            let object = insert.object
+        for index in plan.inserts.indices {  // by index: a RowChange copied costs its arrays' retains
+            let object = plan.inserts[index].object
             if lastRoot?.entity != object.entity.name { lastRoot = (object.entity.name, model.rootEntity(of: object.entity).name) }
             byRoot[lastRoot?.root ?? object.entity.name, default: []].append(object)
         }
@@ -275,8 +275,8 @@ extension ManagedObjectContext {
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
         var names: (entity: String, names: UInt32)?  // inserts come in runs of one entity
-        for insert in plan.inserts {
-            let object = insert.object
+        for index in plan.inserts.indices {  // by index: a RowChange copied costs its arrays' retains
+            let object = plan.inserts[index].object
             guard let key = keys[object.objectID] else { continue }
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
             let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
@@ -292,9 +292,10 @@ extension ManagedObjectContext {
         // new one changes both sides.
         if !permanent.isEmpty { replaceObjectIDs(permanent, in: touched.values) }
         let rowsCached = !store.rowCache.isEmpty
-        for update in plan.updates {
-            update.object.rowVersion += 1
-            if rowsCached { store.rowCache[update.object.objectID] = nil }
+        for index in plan.updates.indices {
+            let object = plan.updates[index].object
+            object.rowVersion += 1
+            if rowsCached { store.rowCache[object.objectID] = nil }
         }
         var deletedIDs: [ManagedObjectID] = []
         var deletedObjects: [ManagedObject] = []
@@ -318,7 +319,7 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        return (SaveNotification(insertedObjectIDs: plan.inserts.map(\.object.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs), deletedObjects)
+        return (SaveNotification(insertedObjectIDs: plan.inserts.indices.map { plan.inserts[$0].object.objectID }, updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs), deletedObjects)
     }
 
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits

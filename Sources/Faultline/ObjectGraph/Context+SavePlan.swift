@@ -224,7 +224,7 @@ extension ManagedObjectContext {
                     append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
                 }
             }
-            plan.inserts.append(change)
+            plan.inserts.append(consume change)
         }
     }
 
@@ -336,7 +336,7 @@ extension ManagedObjectContext {
             change.write.values.append(.integer(version + 1))
             change.write.values.append(.integer(object.objectID.primaryKey))
             change.write.values.append(.integer(version))
-            plan.updates.append(change)
+            plan.updates.append(consume change)
             if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
             if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
         }
@@ -399,13 +399,14 @@ extension ManagedObjectContext {
             for name in uninversed(object.entity) {
                 if onlyChanged, !object.valueDiffers(forKey: name) { continue }
                 guard let id = object.storage.objectID(forKey: name), !id.isTemporaryID else { continue }
-                let checked = checkedIDs ?? Set(plan.updates.map(\.object.objectID))
+                let checked = checkedIDs ?? Set(plan.updates.indices.map { plan.updates[$0].object.objectID })
                 checkedIDs = checked
                 if !checked.contains(id) { result.insert(id) }
             }
         }
-        for insert in plan.inserts { collect(insert.object, onlyChanged: false) }
-        for update in plan.updates { collect(update.object, onlyChanged: true) }
+        // By index: a RowChange copied costs its arrays' retains.
+        for index in plan.inserts.indices { collect(plan.inserts[index].object, onlyChanged: false) }
+        for index in plan.updates.indices { collect(plan.updates[index].object, onlyChanged: true) }
         return result.sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
     }
 
@@ -414,7 +415,7 @@ extension ManagedObjectContext {
     /// values its entity preserves after deletion (its fault fired for them if need be).
     private func historyChanges(_ plan: SavePlan) -> [HistoryChange] {
         var changes: [HistoryChange] = []
-        for object in plan.inserts.map(\.object) {
+        for object in plan.inserts.indices.map({ plan.inserts[$0].object }) {
             changes.append(HistoryChange(type: .insert, entityNumber: entityNumber(object.entity.name), objectID: object.objectID, columns: nil, tombstones: []))
         }
         for object in plan.changed where !object.isInserted && !object.isDeleted {
