@@ -154,17 +154,23 @@ extension ManagedObjectContext {
         try store.writeExternalFiles(plan.externalWrites)
         var keys: [ManagedObjectID: Int64] = [:]
         keys.reserveCapacity(plan.inserts.count)
-        var byRoot: [String: [ManagedObject]] = [:]
-        var lastRoot: (entity: String, root: String)?  // inserts come in runs of one entity
+        // The inserts by inheritance root, in order; they come in runs of one entity, each
+        // run added to its root's list at once (not a hashed name per insert).
+        var byRoot: [String: [Int]] = [:]
+        var run: (entity: String, root: String, inserts: [Int])?
         for index in plan.inserts.indices {  // by index: a RowChange copied costs its arrays' retains
-            let object = plan.inserts[index].object
-            if lastRoot?.entity != object.entity.name { lastRoot = (object.entity.name, model.rootEntity(of: object.entity).name) }
-            byRoot[lastRoot?.root ?? object.entity.name, default: []].append(object)
+            let name = plan.inserts[index].object.entity.name
+            if run?.entity != name {
+                if let run { byRoot[run.root, default: []] += run.inserts }
+                run = (name, model.rootEntity(of: plan.inserts[index].object.entity).name, [])
+            }
+            run?.inserts.append(index)
         }
+        if let run { byRoot[run.root, default: []] += run.inserts }
         for root in byRoot.keys.sorted(by: { entityNumber($0) < entityNumber($1) }) {
-            let objects = byRoot[root] ?? []
-            let first = try store.reservePrimaryKeys(root: root, count: objects.count)
-            for (offset, object) in objects.enumerated() { keys[object.objectID] = first + Int64(offset) }
+            let inserts = byRoot[root] ?? []
+            let first = try store.reservePrimaryKeys(root: root, count: inserts.count)
+            for (offset, index) in inserts.enumerated() { keys[plan.inserts[index].object.objectID] = first + Int64(offset) }
         }
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
         if !keys.isEmpty {
@@ -172,14 +178,14 @@ extension ManagedObjectContext {
             for index in plan.updates.indices where !plan.updates[index].unresolved.isEmpty { plan.updates[index].resolveKeys(keys) }
         }
         do {
-            try store.insertRows(plan.inserts.lazy.map(\.write))
+            try store.insertRows(plan.inserts)
         } catch let violation as SQLiteStore.UniqueViolation {
             let insert = plan.inserts[violation.index]
             throw constraintConflict(violation.error, object: insert.object, table: insert.table, keys: keys)
         }
         var conflicts: [ManagedObject] = []
         do {
-            let stale = try store.updateRows(plan.updates.lazy.map(\.write))
+            let stale = try store.updateRows(plan.updates)
             conflicts += stale.map { plan.updates[$0].object }
         } catch let violation as SQLiteStore.UniqueViolation {
             let update = plan.updates[violation.index]

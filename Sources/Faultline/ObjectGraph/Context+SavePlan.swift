@@ -13,7 +13,7 @@ struct SavePlan {
     /// version read). A new object's key is known only inside the save's transaction: where
     /// one goes (the row's own key, a to-one's or a hidden foreign key's), the values hold
     /// NULL until ``resolveKeys(_:)`` puts it in.
-    struct RowChange {
+    struct RowChange: SQLiteStore.RowWriting {
         var object: ManagedObject
         var write: SQLiteStore.RowWrite
         /// Where the row's own temporary key goes (a new object's `Z_PK`).

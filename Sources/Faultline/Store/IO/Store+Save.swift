@@ -142,6 +142,11 @@ extension SQLiteStore {
         var values: [SQLValue]
     }
 
+    /// What holds a ``RowWrite`` (a save plan's row, with its object).
+    protocol RowWriting {
+        var write: RowWrite { get }
+    }
+
     /// A row SQLite refused on a unique index (`SQLITE_CONSTRAINT_UNIQUE`): which of the rows
     /// handed over, and SQLite's error (it names the columns).
     struct UniqueViolation: Error {
@@ -153,10 +158,10 @@ extension SQLiteStore {
     private struct StatementRun {
         var current: (table: String, columns: [String], statement: Statement)?
 
-        mutating func statement(_ store: SQLiteStore, _ row: RowWrite, _ text: (String, [String]) -> String) throws -> Statement {
-            if let current, current.table == row.table, current.columns == row.columns { return current.statement }
-            let statement = try store.connection.cachedStatement(text(row.table, row.columns))
-            current = (row.table, row.columns, statement)
+        mutating func statement(_ store: SQLiteStore, _ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
+            if let current, current.table == table, current.columns == columns { return current.statement }
+            let statement = try store.connection.cachedStatement(text(table, columns))
+            current = (table, columns, statement)
             return statement
         }
     }
@@ -165,11 +170,12 @@ extension SQLiteStore {
     ///
     /// - Throws: ``UniqueViolation`` naming the row a uniqueness constraint refused; other
     ///   SQLite errors as they are.
-    func insertRows(_ rows: some Collection<RowWrite>) throws {
+    func insertRows<Row: RowWriting>(_ rows: [Row]) throws {
         var run = StatementRun()
-        for (index, row) in rows.enumerated() {
-            let statement = try run.statement(self, row, insertSQL)
-            try statement.bind(row.values)
+        // By index, each part read in place: a row copied costs its arrays' retains.
+        for index in rows.indices {
+            let statement = try run.statement(self, rows[index].write.table, rows[index].write.columns, insertSQL)
+            try statement.bind(rows[index].write.values)
             do {
                 try statement.run()
             } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
@@ -183,12 +189,12 @@ extension SQLiteStore {
     /// the rows whose version no longer matched (no row changed).
     ///
     /// - Throws: as ``insertRows(_:)``.
-    func updateRows(_ rows: some Collection<RowWrite>) throws -> [Int] {
+    func updateRows<Row: RowWriting>(_ rows: [Row]) throws -> [Int] {
         var run = StatementRun()
         var stale: [Int] = []
-        for (index, row) in rows.enumerated() {
-            let statement = try run.statement(self, row, updateSQL)
-            try statement.bind(row.values)
+        for index in rows.indices {
+            let statement = try run.statement(self, rows[index].write.table, rows[index].write.columns, updateSQL)
+            try statement.bind(rows[index].write.values)
             do {
                 try statement.run()
             } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
