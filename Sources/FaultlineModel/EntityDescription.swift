@@ -35,16 +35,21 @@ public struct EntityDescription: Sendable, Hashable {
         var versionHash: Data = Data()
     }
 
+    @usableFromInline
     final class Box: Sendable {
         let fields: Fields
-        let layout: PropertyLayout
+        /// The name and the layout again, readable from other modules' inlined code: they are
+        /// read per object made, set or saved.
+        @usableFromInline let name: String
+        @usableFromInline let layout: PropertyLayout
         init(_ fields: Fields) {
             self.fields = fields
+            self.name = fields.name
             self.layout = PropertyLayout(attributes: fields.attributes, relationships: fields.relationships)
         }
     }
 
-    private var box = Box(Fields())
+    @usableFromInline private(set) var box = Box(Fields())
 
     private mutating func update(_ change: (inout Fields) -> Void) {
         var fields = box.fields
@@ -58,7 +63,7 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// The entity name (`Asset`).
     public var name: String {
-        get { box.fields.name }
+        @inlinable get { box.name }
         set { update { $0.name = newValue } }
     }
     /// The class name of its objects (`representedClassName`); nil means `NSManagedObject`.
@@ -198,7 +203,7 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// Where each of the entity's properties (inherited ones included) sits in an object's
     /// value slots; worked out once per entity, shared by all its copies.
-    public var propertyLayout: PropertyLayout { box.layout }
+    @inlinable public var propertyLayout: PropertyLayout { box.layout }
 
     /// Whether the entity has sub-entities.
     public var hasSubentities: Bool { !subentityNames.isEmpty }
