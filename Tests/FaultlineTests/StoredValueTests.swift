@@ -13,7 +13,11 @@ import Testing
             (.double(1.5), 1.5), (.float(1.5), Float(1.5)), (.date(date), date), (.string("café"), "café"),
             (.data(Data([1, 2, 3])), Data([1, 2, 3])), (.uuid(id), id), (.none, nil),
         ]
-        for (stored, value) in same { #expect(stored.holdsSame(value), "\(stored) and \(String(describing: value))") }
+        for (stored, value) in same {
+            var held = value
+            #expect(stored.holdsSame(&held), "\(stored) and \(String(describing: value))")
+            #expect(ManagedObject.valuesEqual(held, value), "the value is put back as it was")
+        }
         let different: [(StoredValue, Any?)] = [
             (.int64(7), Int64(8)), (.int64(7), Int32(7)), (.int64(7), 7), (.int64(7), Optional(Int64(7)) as Any),
             (.int16(7), Int64(7)), (.bool(true), false), (.bool(true), 1), (.double(1.5), Float(1.5)),
@@ -21,6 +25,10 @@ import Testing
             (.data(Data([1])), Data([2])), (.uuid(id), UUID()), (.date(date), date.addingTimeInterval(1)),
             (.none, Int64(0)), (StoredValue(Decimal(7) as Any?), Decimal(7)),
         ]
-        for (stored, value) in different { #expect(!stored.holdsSame(value), "\(stored) and \(String(describing: value))") }
+        for (stored, value) in different {
+            var held = value
+            #expect(!stored.holdsSame(&held), "\(stored) and \(String(describing: value))")
+            #expect(String(describing: held) == String(describing: value), "the value is put back as it was")
+        }
     }
 }

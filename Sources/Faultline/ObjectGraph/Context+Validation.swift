@@ -90,7 +90,7 @@ extension ManagedObjectContext {
             // element by element.
             if layout.kinds[slot] == .attribute, object.partialKeys == nil, let stored = simple(object.storage[stored: slot]) {
                 var value = stored.any
-                guard validate(&value), !stored.holdsSame(value) else { continue }
+                guard validate(&value), !stored.holdsSame(&value) else { continue }
                 if !ManagedObject.valuesEqual(stored.any, value) { try object.setValue(value, forKey: key) }
             } else {
                 let original = object.value(forKey: key)

@@ -215,12 +215,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public func value(forKey key: String) -> Any? {
         // A loaded, whole object whose context does not check its uses: an attribute's slot
         // as it is, without loading the context (the path below gives the same value).
-        if !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess {
-            let layout = storage.layout
-            if !layout.hasDuplicateNames, let slot = layout.slot(of: key), layout.kinds[slot] == .attribute {
-                let value = storage[slot: slot]
-                if !layout.hasExternalBinary || !(value is ExternalBinaryDataReference) { return value }
-            }
+        // The key's slot is looked up once, again only if loading changed the layout.
+        var layout = storage.layout
+        var slot = layout.hasDuplicateNames ? nil : layout.slot(of: key)
+        if !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess, let slot, layout.kinds[slot] == .attribute {
+            let value = storage[slot: slot]
+            if !layout.hasExternalBinary || !(value is ExternalBinaryDataReference) { return value }
         }
         guard let context = managedObjectContext else {
             return entity.relationship(named: key) == nil ? storage[key] : nil
@@ -230,8 +230,11 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             try? context.fireFault(self)
         }
         if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
-        let layout = storage.layout
-        guard let slot = layout.slot(of: key), !layout.hasDuplicateNames else { return valueByName(key, in: context) }
+        if storage.layout !== layout {
+            layout = storage.layout
+            slot = layout.hasDuplicateNames ? nil : layout.slot(of: key)
+        }
+        guard let slot else { return valueByName(key, in: context) }
         switch layout.kinds[slot] {
         case .attribute:
             let value = storage[slot: slot]

@@ -114,9 +114,12 @@ enum StoredValue {
     /// for ``other``, and for a value of another type even when a cast would convert it (an
     /// optional, a subclass): the caller then compares the slow way. The existential is opened,
     /// not cast (a dynamic cast costs more than the rest of a per-key validation).
-    func holdsSame(_ value: Any?) -> Bool {
-        guard let value else { return isNone }
-        return holdsSame(opened: value)
+    func holdsSame(_ value: inout Any?) -> Bool {
+        // Taken out and put back, not copied: a copy of an `Any?` goes through the runtime.
+        guard let taken = value.take() else { return isNone }
+        let same = holdsSame(opened: taken)
+        value = taken
+        return same
     }
 
     private func holdsSame<T>(opened value: T) -> Bool {
