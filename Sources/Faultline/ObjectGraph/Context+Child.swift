@@ -162,7 +162,7 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectValidationError``; ``ManagedObjectError`` (`notInContext`) when an object
     ///   changed here no longer exists in the parent. On failure the parent is unchanged and
     ///   the child keeps its changes.
-    func saveToParent() throws -> (SaveNotification, deleted: [ManagedObject])? {
+    func saveToParent() throws -> (SaveNotification, SavedObjects)? {
         guard let parent, hasChanges || !touched.isEmpty else { return nil }
         try processPendingChanges()
         try validatePendingChanges()
@@ -200,7 +200,10 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        return (SaveNotification(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted), deletedObjects)
+        return (
+            SaveNotification(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted),
+            SavedObjects(inserted: inserted.compactMap { registeredObjects[$0] }, updated: updated.compactMap { registeredObjects[$0] }, deleted: deletedObjects)
+        )
     }
 
     /// Takes the permanent IDs the parent's saves gave to temporary IDs this child holds

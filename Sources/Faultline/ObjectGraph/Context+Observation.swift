@@ -343,11 +343,11 @@ extension ManagedObjectContext {
     }
 
     /// Announces a save: the notifications, the streams, then ``didSave``.
-    func announceSave(_ saved: SaveNotification, deleted: [ManagedObject]) {
+    func announceSave(_ saved: SaveNotification, _ savedObjects: SavedObjects) {
         var objects = ChangedObjects()
-        objects.inserted = Set(saved.insertedObjectIDs.compactMap { registeredObjects[$0] })
-        objects.updated = Set(saved.updatedObjectIDs.compactMap { registeredObjects[$0] })
-        objects.deleted = Set(deleted)
+        objects.inserted = Set(savedObjects.inserted)
+        objects.updated = Set(savedObjects.updated)
+        objects.deleted = Set(savedObjects.deleted)
         let event = ContextChange(
             kind: .didSave, inserted: Set(saved.insertedObjectIDs), updated: Set(saved.updatedObjectIDs), deleted: Set(saved.deletedObjectIDs))
         announce(.didSave, objects, event: event)

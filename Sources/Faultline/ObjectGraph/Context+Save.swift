@@ -78,23 +78,31 @@ extension ManagedObjectContext {
                 throw error
             }
         }
-        let saved: (SaveNotification, deleted: [ManagedObject])?
+        let saved: (SaveNotification, SavedObjects)?
         if parent != nil {
             saved = try saveToParent()
         } else {
             saved = try saveToStore()
         }
-        guard let (notification, deleted) = saved else { return }
+        guard let (notification, objects) = saved else { return }
         if !classBindings.isEmpty {
-            let savedObjects = (notification.insertedObjectIDs + notification.updatedObjectIDs).compactMap { registeredObjects[$0] } + deleted
-            for object in savedObjects where callsLifecycleHooks(of: object) { object.didSave() }
+            for object in objects.inserted + objects.updated + objects.deleted where callsLifecycleHooks(of: object) { object.didSave() }
         }
-        announceSave(notification, deleted: deleted)
+        announceSave(notification, objects)
+    }
+
+    /// The objects a save wrote (its notification has their IDs), handed on so that the
+    /// announcements and `didSave` need no registry lookup per object (a cache miss each in a
+    /// big context). Inserted and updated objects are registered; deleted ones no longer are.
+    struct SavedObjects {
+        var inserted: [ManagedObject] = []
+        var updated: [ManagedObject] = []
+        var deleted: [ManagedObject] = []
     }
 
     /// The save's work, with the coordinator's store lock held; nil when there was nothing to
     /// save. Returns what it wrote and the objects it deleted (no longer registered).
-    private func saveToStore() throws -> (SaveNotification, deleted: [ManagedObject])? {
+    private func saveToStore() throws -> (SaveNotification, SavedObjects)? {
         guard hasChanges || !touched.isEmpty else { return nil }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         // A guessed or unchecked model could write wrong types, lose external-storage
@@ -276,7 +284,7 @@ extension ManagedObjectContext {
 
     // MARK: After the commit
 
-    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> (SaveNotification, deleted: [ManagedObject]) {
+    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> (SaveNotification, SavedObjects) {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
@@ -320,12 +328,24 @@ extension ManagedObjectContext {
                 object.committed = object.storage
             }
         }
+        var updatedObjects = plan.changed
+        if !plan.updatedBeyondChanged.isEmpty {
+            // In the order of the plan's updates, as their IDs are.
+            let beyond = Set(plan.updatedBeyondChanged)
+            for index in plan.updates.indices where beyond.contains(plan.updates[index].object.objectID) {
+                updatedObjects.append(plan.updates[index].object)
+            }
+        }
         let updatedIDs = plan.changed.map(\.objectID) + plan.updatedBeyondChanged
         touched.removeAll()
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        return (SaveNotification(insertedObjectIDs: plan.inserts.indices.map { plan.inserts[$0].object.objectID }, updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs), deletedObjects)
+        let insertedObjects = plan.inserts.indices.map { plan.inserts[$0].object }
+        return (
+            SaveNotification(insertedObjectIDs: insertedObjects.map(\.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs),
+            SavedObjects(inserted: insertedObjects, updated: updatedObjects, deleted: deletedObjects)
+        )
     }
 
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
