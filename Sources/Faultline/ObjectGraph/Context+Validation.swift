@@ -42,7 +42,8 @@ extension ManagedObjectContext {
     func validateProperties(of object: ManagedObject) throws {
         var failures = try propertyFailures(object)
         if type(of: object) != ManagedObject.self, !object.isFault {
-            failures += try keyValidationFailures(object)
+            let keyFailures = try keyValidationFailures(object)
+            if !keyFailures.isEmpty { failures += keyFailures }
         }
         if !failures.isEmpty { throw ObjectValidationError(failures: failures) }
     }

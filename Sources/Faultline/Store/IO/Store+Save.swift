@@ -156,12 +156,14 @@ extension SQLiteStore {
 
     /// Consecutive rows of one table with one column list share a statement, looked up once.
     private struct StatementRun {
-        var current: (table: String, columns: [String], statement: Statement)?
+        var table = ""
+        var columns: [String] = []
+        var current: Statement?
 
         mutating func statement(_ store: SQLiteStore, _ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
-            if let current, current.table == table, current.columns == columns { return current.statement }
+            if let current, self.table == table, self.columns == columns { return current }
             let statement = try store.connection.cachedStatement(text(table, columns))
-            current = (table, columns, statement)
+            (self.table, self.columns, current) = (table, columns, statement)
             return statement
         }
     }
