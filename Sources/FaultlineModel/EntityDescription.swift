@@ -280,6 +280,9 @@ public final class PropertyLayout: Sendable {
     /// optional) or have a minimum, a maximum or a pattern, and are not derived.
     public let validatedAttributeSlots: [Int]
     private let index: [String: Int]
+    /// Per slot: its name's UTF-8 length, compared before the name (a scan then compares
+    /// whole names only where the lengths agree).
+    private let nameLengths: [Int]
 
     /// A layout of attributes, then relationships.
     public init(attributes: [AttributeDescription], relationships: [RelationshipDescription]) {
@@ -306,6 +309,7 @@ public final class PropertyLayout: Sendable {
                     || !(attribute.regularExpressionString ?? "").isEmpty)
         }
         self.index = index
+        self.nameLengths = names.map(\.utf8.count)
     }
 
     /// The number of slots.
@@ -316,7 +320,8 @@ public final class PropertyLayout: Sendable {
     /// A small entity's names are scanned: comparing short strings is cheaper than hashing one.
     public func slot(of name: String) -> Int? {
         if names.count <= 12 {
-            for i in names.indices where names[i] == name { return i }
+            let length = name.utf8.count
+            for i in names.indices where nameLengths[i] == length && names[i] == name { return i }
             return nil
         }
         return index[name]
