@@ -384,4 +384,21 @@ struct Generate: ParsableCommand {
     }
 }
 
-FaultlineCommand.main()
+/// ArgumentParser's `main()`, with its messages (help, version, usage errors) written
+/// through the checked writers: `--help > /dev/full` is a failed write, status 1, not 0.
+func runMain() -> Never {
+    do {
+        var command = try FaultlineCommand.parseAsRoot()
+        try command.run()
+        exit(0)
+    } catch {
+        let code = FaultlineCommand.exitCode(for: error)
+        let message = FaultlineCommand.fullMessage(for: error)
+        // An exit code alone (a command that failed and said why) is passed on as it is.
+        guard !message.isEmpty else { exit(code.rawValue) }
+        if code == .success { TextOutput.standardOutput.writeLine(message) } else { ShellRunner.report(message) }
+        exit(ShellRunner.finalStatus(code.rawValue))
+    }
+}
+
+runMain()

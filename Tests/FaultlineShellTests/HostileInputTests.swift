@@ -107,6 +107,19 @@ import Testing
             #expect(result.status == 1, "\(command)")
             #expect(result.stderr.contains("standard output: write failed: No space left on device"), "\(command)")
         }
+
+        // ArgumentParser's own messages go through the same checked writers.
+        for command in ["--help", "--version", "model --help"] {
+            let result = try await Self.faultlineInShell(command, ">/dev/full")
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr == "Error: standard output: write failed: No space left on device\n", "\(command)")
+        }
+        let help = try await Self.faultlineInShell("--help", "")
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: Open a Core Data SQLite store"))
+        let usage = try await Self.faultlineInShell("--no-such-option", "")
+        #expect(usage.status == 64)
+        #expect(usage.stderr.hasPrefix("Error: Unknown option '--no-such-option'"))
     }
 
     @Test func outputToAFullDeviceIsAnErrorAndResultsComeBack() async throws {
