@@ -322,7 +322,9 @@ public final class PropertyLayout: Sendable {
         if names.count <= 12 {
             let length = name.utf8.count
             for i in names.indices where nameLengths[i] == length && names[i] == name { return i }
-            return nil
+            // Strings compare by canonical equivalence, which can join names of other lengths
+            // (U+212A KELVIN SIGN is "K"): a key beyond ASCII is looked up as the index does.
+            return name.utf8.contains { $0 >= 0x80 } ? index[name] : nil
         }
         return index[name]
     }

@@ -96,9 +96,10 @@ public final class ManagedObjectContext {
     /// ``insertDefaults(for:)`` by entity name (per context: inserts do not hold the store's
     /// lock, so the cache cannot be the store's).
     @exclusivity(unchecked) var insertDefaultsCache: [String: [(slot: Int, value: StoredValue)]] = [:]
-    /// The last entity ``insertableEntity(named:)`` gave and the last ``insertDefaults(for:)``:
-    /// inserts come many of one entity in a row (no hashed name for those).
+    /// The last entity ``insertableEntity(named:)`` gave: inserts come many of one entity in a
+    /// row (no hashed name for those).
     @exclusivity(unchecked) var lastInsertableEntity: EntityDescription?
+    /// The last ``insertDefaults(for:)``, by entity name, for the same reason.
     @exclusivity(unchecked) var lastInsertDefaults: (entityName: String, defaults: [(slot: Int, value: StoredValue)]?)?
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.

@@ -1,0 +1,27 @@
+import FaultlineModel
+import Foundation
+import Testing
+
+/// `PropertyLayout.slot(of:)`: the same answer by scan (small entities) as by the index
+/// (large ones), names compared as Swift strings compare.
+@Suite struct PropertyLayoutTests {
+    static func entity(_ names: [String]) throws -> EntityDescription {
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Uni", attributes: names.map { AttributeDescription(name: $0, type: .string) })])
+        return try #require(model.entity(named: "Uni"))
+    }
+
+    @Test func smallAndLargeEntitiesFindTheSameNames() throws {
+        for count in [3, 12, 13, 40] {
+            let names = ["aK"] + (1..<count).map { "attribute\($0)" }
+            let layout = try Self.entity(names).propertyLayout
+            for name in names { #expect(layout.slot(of: name).map { layout.names[$0] } == name, "\(name) of \(count)") }
+            // U+212A KELVIN SIGN is canonically "K", three UTF-8 bytes against one.
+            #expect(layout.slot(of: "a\u{212A}") == layout.slot(of: "aK"), "\(count) names")
+            #expect(layout.slot(of: "a\u{212A}") != nil, "\(count) names")
+            #expect(try Self.entity(names).attribute(named: "a\u{212A}") != nil, "\(count) names")
+            for missing in ["", "a", "aKK", "attribute", "attribute0", "é", "attribute\(count)"] {
+                #expect(layout.slot(of: missing) == nil, "\(missing) of \(count)")
+            }
+        }
+    }
+}
