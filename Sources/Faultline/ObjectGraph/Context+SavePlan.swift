@@ -293,28 +293,25 @@ extension ManagedObjectContext {
                     return object.valueDiffers(forKey: row.propertyNames[index])
                 }
             }
-            // The columns written: bit n for column n (rows of up to 64 columns), else listed.
+            // The columns written, each decided once: bit n for column n (rows of up to 64
+            // columns), else a flag per column.
             let narrow = row.roles.count <= 64
-            var mask: UInt64 = 0
-            var count = 0
+            let mask: UInt64 = narrow ? row.roles.indices.reduce(0) { included($1) ? $0 | 1 << UInt64($1) : $0 } : 0
+            let wide: [Bool] = narrow ? [] : row.roles.indices.map(included)
+            func isWritten(_ index: Int) -> Bool { narrow ? mask & (1 << UInt64(index)) != 0 : wide[index] }
+            let count = narrow ? mask.nonzeroBitCount : wide.reduce(0) { $1 ? $0 + 1 : $0 }
             var columns: [String] = []
-            for index in row.roles.indices where included(index) {
-                count += 1
-                if narrow { mask |= 1 << UInt64(index) } else { columns.append(row.columnNames[index]) }
-            }
-            if narrow {
-                if let lastColumns, lastColumns.row === row, lastColumns.mask == mask {
-                    columns = lastColumns.names
-                } else {
-                    columns.reserveCapacity(count)
-                    for index in row.roles.indices where mask & (1 << UInt64(index)) != 0 { columns.append(row.columnNames[index]) }
-                    lastColumns = (row, mask, columns)
-                }
+            if narrow, let lastColumns, lastColumns.row === row, lastColumns.mask == mask {
+                columns = lastColumns.names
+            } else {
+                columns.reserveCapacity(count)
+                for index in row.roles.indices where isWritten(index) { columns.append(row.columnNames[index]) }
+                if narrow { lastColumns = (row, mask, columns) }
             }
             var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: columns, values: []))
             change.write.values.reserveCapacity(count + 3)
             var replacedExternal: [String] = []
-            for index in row.roles.indices where narrow ? mask & (1 << UInt64(index)) != 0 : included(index) {
+            for index in row.roles.indices where isWritten(index) {
                 switch row.roles[index] {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue

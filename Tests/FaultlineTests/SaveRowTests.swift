@@ -1,0 +1,52 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import Foundation
+import Testing
+
+/// The rows a save writes: each UPDATE sets the object's changed columns only, rows changed in
+/// the same columns share a statement, and an entity wider than 64 columns is written the
+/// same way (its changed columns are listed, not a bit mask).
+@Suite struct SaveRowTests {
+    static func open(attributes: Int) throws -> (ManagedObjectContext, Recorder) {
+        let entity = EntityDescription(name: "Wide", attributes: (0..<attributes).map { AttributeDescription(name: "a\($0)", type: .integer64) })
+        let store = try SQLiteStore(inMemoryWith: try ManagedObjectModel(entities: [entity]))
+        let recorder = Recorder()
+        store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { recorder.append(sql, arguments) }
+        }
+        return (ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: store)), recorder)
+    }
+
+    @Test(arguments: [5, 63, 64, 65, 70])
+    func updatesSetTheChangedColumnsOfEachRow(attributes: Int) throws {
+        let (context, sql) = try Self.open(attributes: attributes)
+        var objects: [ManagedObject] = []
+        for _ in 0..<4 { objects.append(try context.insertObject(entityName: "Wide")) }
+        try context.save()
+        let last = attributes - 1
+        // Objects 1 and 2 change the same two columns, 3 another one, 4 nothing.
+        for object in objects[0...1] {
+            try object.setValue(Int64(10), forKey: "a0")
+            try object.setValue(Int64(11), forKey: "a\(last)")
+        }
+        try objects[2].setValue(Int64(12), forKey: "a\(last / 2)")
+        sql.clear()
+        try context.save()
+        let updates = sql.sql.indices.filter { sql.sql[$0].hasPrefix("UPDATE ZWIDE") }
+        let column = { (n: Int) in "ZA\(n)" }
+        #expect(updates.map { sql.sql[$0] } == [
+            "UPDATE ZWIDE SET \(column(0)) = ?, \(column(last)) = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZWIDE SET \(column(0)) = ?, \(column(last)) = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+            "UPDATE ZWIDE SET \(column(last / 2)) = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?",
+        ])
+        #expect(updates.map { sql.arguments[$0] } == [[10, 11, 2, 1, 1], [10, 11, 2, 2, 1], [12, 2, 3, 1]])
+        // What the store holds, read back by a new context.
+        let reader = ManagedObjectContext(coordinator: context.coordinator)
+        let rows = try reader.fetch(FetchRequest(entityName: "Wide")).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
+        #expect(rows.map { $0.value(forKey: "a0") as? Int64 } == [10, 10, nil, nil])
+        #expect(rows.map { $0.value(forKey: "a\(last)") as? Int64 } == [11, 11, nil, nil])
+        #expect(rows.map { $0.value(forKey: "a\(last / 2)") as? Int64 } == [nil, nil, 12, nil])
+        #expect(rows.map(\.rowVersion) == [2, 2, 2, 1])
+    }
+}
