@@ -101,7 +101,7 @@ extension ManagedObjectContext {
     }
 
     /// The save's work, with the coordinator's store lock held; nil when there was nothing to
-    /// save. Returns what it wrote and the objects it deleted (no longer registered).
+    /// save. Returns what it wrote: the notification's IDs and the objects (``SavedObjects``).
     private func saveToStore() throws -> (SaveNotification, SavedObjects)? {
         guard hasChanges || !touched.isEmpty else { return nil }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
