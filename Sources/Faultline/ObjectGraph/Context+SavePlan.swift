@@ -214,17 +214,34 @@ extension ManagedObjectContext {
                     }
                 case .entityKey: change.write.values.append(.integer(Int64(row.entityNumber)))
                 case .optimisticLock: change.write.values.append(.integer(1))
-                case .attribute:
-                    change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
-                case .foreignKey:
-                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
-                case .foreignEntityKey:
-                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
-                case .extra:
-                    append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
+                case .attribute, .foreignKey, .foreignEntityKey, .extra:
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
                 }
             }
             plan.inserts.append(consume change)
+        }
+    }
+
+    /// Appends the value of column `index` of an object's row to a planned row, for the
+    /// columns inserts and updates write alike: an attribute's, a to-one's key or entity
+    /// number, an extra (an order or a hidden foreign key). The key columns (`Z_PK`, `Z_ENT`,
+    /// `Z_OPT`) are the caller's.
+    @inline(__always)
+    private func appendValue(
+        ofColumn index: Int, of row: EntityRowLayout, object: ManagedObject, bySlot: Bool, extras: [String: SaveValue]?,
+        to change: inout SavePlan.RowChange, plan: inout SavePlan
+    ) {
+        switch row.roles[index] {
+        case .primaryKey, .entityKey, .optimisticLock:
+            return
+        case .attribute:
+            change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
+        case .foreignKey:
+            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
+        case .foreignEntityKey:
+            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
+        case .extra:
+            append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
         }
     }
 
@@ -316,16 +333,12 @@ extension ManagedObjectContext {
                 case .primaryKey, .entityKey, .optimisticLock:
                     continue
                 case .attribute:
-                    change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
                     if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
                         replacedExternal.append(row.columnNames[index])
                     }
-                case .foreignKey:
-                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
-                case .foreignEntityKey:
-                    append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
-                case .extra:
-                    append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
+                case .foreignKey, .foreignEntityKey, .extra:
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
                 }
             }
             // Then the new version, the key and the version read (`WHERE Z_PK = ? AND Z_OPT = ?`).
