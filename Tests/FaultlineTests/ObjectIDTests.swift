@@ -21,3 +21,46 @@ import Testing
         #expect(temporary != id && temporary.isTemporaryID && temporary.primaryKey == 0)
     }
 }
+
+/// IDs hash in groups of eight consecutive keys (see `ManagedObjectID._rawHashValue(seed:)`):
+/// a registry filled in key order writes neighbouring buckets. The grouping must not cost
+/// correctness — sets of IDs of several entities, temporary IDs and keys spaced by eight.
+@Suite struct ObjectIDHashTests {
+    @Test func eightConsecutiveKeysHashToNeighbouringValues() {
+        let seed = 0x5EED
+        for first in stride(from: Int64(0), to: 800, by: 8) {
+            let base = ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: first)._rawHashValue(seed: seed)
+            #expect(base & 7 == 0)
+            for offset in Int64(1)..<8 {
+                let id = ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: first + offset)
+                #expect(id._rawHashValue(seed: seed) == base + Int(offset))
+            }
+        }
+        // The groups themselves are spread, and other entities' groups elsewhere.
+        let groups = Set((0..<1000).map { ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: Int64($0) * 8)._rawHashValue(seed: seed) & 0xFFFFF })
+        #expect(groups.count > 980)
+        let asset = ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: 8)._rawHashValue(seed: seed)
+        let owner = ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: 8)._rawHashValue(seed: seed)
+        #expect(asset != owner)
+    }
+
+    @Test func setsOfGroupedIDsHoldEveryID() {
+        var ids: [ManagedObjectID] = []
+        for key in Int64(1)...20_000 {
+            ids.append(ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: key))
+            ids.append(ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: key))
+            ids.append(ManagedObjectID(entityName: "Asset", storeIdentifier: "S", primaryKey: key * 8 + 1_000_000))
+        }
+        ids += (0..<5_000).map { _ in ManagedObjectID(temporaryFor: "Asset") }
+        var registry: [ManagedObjectID: Int] = [:]
+        for (index, id) in ids.enumerated() { registry[id] = index }
+        #expect(registry.count == ids.count)
+        for (index, id) in ids.enumerated() where registry[id] != index {
+            Issue.record("\(id) maps to \(String(describing: registry[id])), not \(index)")
+            break
+        }
+        for key in Int64(1)...1_000 { registry.removeValue(forKey: ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: key)) }
+        #expect(registry.count == ids.count - 1_000)
+        #expect(registry[ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: 1_001)] != nil)
+    }
+}

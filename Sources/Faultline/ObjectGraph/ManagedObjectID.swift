@@ -89,8 +89,18 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The hash dictionaries and sets use: the key and the pair number mixed with the table's
     /// seed by a multiply–xorshift finalizer (splitmix64's), not SipHash — a context hashes an
     /// ID for every object it registers and looks up.
+    ///
+    /// Keys are hashed in aligned groups of eight: the mix picks where a group goes, the
+    /// key's low three bits its place in the group, so eight consecutive keys (rows fetched
+    /// in key order, objects inserted one after the other) land in eight neighbouring
+    /// buckets — two cache lines of keys, one of values — instead of eight random ones. A
+    /// fetch of 100,000 objects wrote a cold line of the context's registry per object, and
+    /// the next atomic reference count waited for it. Keys spaced by eight still spread over
+    /// the whole table (the group is mixed), a group colliding with another moves as a block.
     public func _rawHashValue(seed: Int) -> Int {
-        mixedHash(UInt64(bitPattern: number) ^ (UInt64(temporaryFlag) << 63) ^ (UInt64(names) &* 0x9E37_79B9_7F4A_7C15), seed: seed)
+        let key = UInt64(bitPattern: number)
+        let mixed = mixedHash((key >> 3) ^ (UInt64(temporaryFlag) << 63) ^ (UInt64(names) &* 0x9E37_79B9_7F4A_7C15), seed: seed)
+        return (mixed & ~7) | Int(key & 7)
     }
 
     /// Core Data's description: `0x… <x-coredata://…>`, here without an address.
