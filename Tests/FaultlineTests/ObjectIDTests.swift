@@ -1,4 +1,4 @@
-import Faultline
+@testable import Faultline
 import FaultlinePredicate
 import Foundation
 import Testing
@@ -62,5 +62,22 @@ import Testing
         for key in Int64(1)...1_000 { registry.removeValue(forKey: ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: key)) }
         #expect(registry.count == ids.count - 1_000)
         #expect(registry[ManagedObjectID(entityName: "Owner", storeIdentifier: "S", primaryKey: 1_001)] != nil)
+    }
+}
+
+/// Object identities hash by address in groups too (`ObjectKey`): small objects share a
+/// 256-byte slice, and every one of them must still be found.
+@Suite struct ObjectKeyHashTests {
+    final class Small { let value: Int; init(_ value: Int) { self.value = value } }
+
+    @Test func objectsSharingAnAddressSliceAreAllKept() {
+        let objects = (0..<20_000).map(Small.init)
+        var table: [ObjectKey: Int] = [:]
+        for object in objects { table[ObjectKey(object)] = object.value }
+        #expect(table.count == objects.count)
+        #expect(objects.allSatisfy { table[ObjectKey($0)] == $0.value })
+        for object in objects where object.value % 2 == 0 { table[ObjectKey(object)] = nil }
+        #expect(table.count == objects.count / 2)
+        #expect(objects.allSatisfy { table[ObjectKey($0)] == ($0.value % 2 == 0 ? nil : $0.value) })
     }
 }

@@ -238,6 +238,15 @@ struct ObjectKey: Hashable {
 
     func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 
+    /// Addresses are hashed in aligned groups, as IDs are (see
+    /// ``ManagedObjectID/_rawHashValue(seed:)``): the mix of the address's 2 KiB window picks
+    /// the group, its 256-byte slice within the window the place in it. Objects made one after
+    /// the other sit one after the other in memory (an object is 224 bytes or more), so a run
+    /// of changed objects fills neighbouring buckets; two objects in one slice take the next
+    /// bucket.
     @inline(__always)
-    func _rawHashValue(seed: Int) -> Int { mixedHash(UInt64(UInt(bitPattern: identifier)), seed: seed) }
+    func _rawHashValue(seed: Int) -> Int {
+        let address = UInt64(UInt(bitPattern: identifier))
+        return (mixedHash(address >> 11, seed: seed) & ~7) | Int((address >> 8) & 7)
+    }
 }
