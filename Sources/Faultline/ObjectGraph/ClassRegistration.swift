@@ -10,11 +10,57 @@ final class ClassBinding: Sendable {
     /// The class.
     let type: any ManagedObjectSubclass.Type
     /// `slots[i]` is the slot of `type.managedProperties[i]`.
-    let slots: ContiguousArray<Int>
+    let slots: ClassSlotTable
 
     init(type: any ManagedObjectSubclass.Type, slots: ContiguousArray<Int>) {
         self.type = type
-        self.slots = slots
+        self.slots = ClassSlotTable.interned(slots)
+    }
+}
+
+/// A class's slot table as its objects hold it (`slots[i]` is the slot of the class's
+/// property `i`): a pointer to a table kept for the life of the process, one per distinct
+/// table, so an object refers to it without a reference count. Every object made of a
+/// registered class holds one; an array there cost a retain when the object was made and a
+/// release when it was freed, atomic operations each.
+///
+/// Tables are interned by content and never freed: a process sees a handful (one per class
+/// and entity layout, and equal tables shared).
+struct ClassSlotTable: @unchecked Sendable {
+    /// `base[0]` is the count, `base[1...]` the slots; nil for the empty table.
+    private let base: UnsafePointer<Int>?
+
+    private init(base: UnsafePointer<Int>?) { self.base = base }
+
+    /// No slots (an object not made as an instance of a registered class).
+    static let empty = ClassSlotTable(base: nil)
+
+    /// The number of slots.
+    @inline(__always)
+    var count: Int { base?[0] ?? 0 }
+
+    /// The slot of property `index` (`index < count`).
+    @inline(__always)
+    subscript(index: Int) -> Int {
+        precondition(index >= 0 && index < count, "class slot \(index) out of range")
+        return base.map { $0[index + 1] } ?? 0
+    }
+
+    private static let lock = NSLock()
+    // Written only under `lock`; the tables it points at never change once made.
+    nonisolated(unsafe) private static var tables: [ContiguousArray<Int>: UnsafePointer<Int>] = [:]
+
+    /// The table with these slots, made the first time it is asked for.
+    static func interned(_ slots: ContiguousArray<Int>) -> ClassSlotTable {
+        if slots.isEmpty { return .empty }
+        return lock.withLock {
+            if let base = tables[slots] { return ClassSlotTable(base: base) }
+            let table = UnsafeMutablePointer<Int>.allocate(capacity: slots.count + 1)
+            table.initialize(to: slots.count)
+            for (index, slot) in slots.enumerated() { (table + index + 1).initialize(to: slot) }
+            tables[slots] = UnsafePointer(table)
+            return ClassSlotTable(base: UnsafePointer(table))
+        }
     }
 }
 

@@ -90,21 +90,26 @@ extension ManagedObjectContext {
         let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
+        // Each plan's class binding, looked up once for the page.
+        let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
-            let plan = plans[row.plan]
-            let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
-            if let existing = registeredObjects[id] {
-                if existing.isFault { fill(existing, from: decoded.storeRow(at: index)) }
-                objects.append(existing)
-                continue
+            // The plan is borrowed from `plans`, which holds it for the whole loop: loading it
+            // (and its entity) from the array for each row retained and released both.
+            let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
+                let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
+                if let existing = registeredObjects[id] {
+                    if existing.isFault { fill(existing, from: decoded.storeRow(at: index)) }
+                    return existing
+                }
+                let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
+                object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
+                registeredObjects[id] = object
+                if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+                return object
             }
-            let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false)
-            object.setLoadedValues(ObjectValues(layout: plan.layout, page: pages[row.page], base: row.base), version: row.version)
-            registeredObjects[id] = object
-            if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
-            objects.append(object)
+            objects.append(registered)
         }
     }
 

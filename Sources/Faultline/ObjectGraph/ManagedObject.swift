@@ -115,7 +115,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     @exclusivity(unchecked) var insertionSequence = 0
     /// For an instance of a registered ``ManagedObjectSubclass``: the slot of each of the
     /// class's ``ManagedObjectSubclass/managedProperties``, so typed accessors hash no key.
-    @exclusivity(unchecked) var classSlots: ContiguousArray<Int> = []
+    @exclusivity(unchecked) var classSlots = ClassSlotTable.empty
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     /// A context making an object passes nil and sets itself as the object's context right

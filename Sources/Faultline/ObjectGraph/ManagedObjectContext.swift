@@ -146,14 +146,21 @@ public final class ManagedObjectContext {
     /// the context in would retain and release it for every object (the slow way, as the link
     /// holds it weakly).
     func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool) -> ManagedObject {
-        guard !classBindings.isEmpty, let binding = classBinding(for: entity.name) else {
-            let object = ManagedObject(entity: entity, objectID: objectID, context: nil, isFault: isFault)
-            object.contextLink = link
-            return object
+        makeObject(entity: entity, objectID: objectID, isFault: isFault, binding: classBindings.isEmpty ? nil : classBinding(for: entity.name))
+    }
+
+    /// ``makeObject(entity:objectID:isFault:)`` with the entity's binding looked up already
+    /// (once for all the rows of a fetch; nil: no registered class).
+    @inline(__always)
+    func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool, binding: ClassBinding?) -> ManagedObject {
+        let object: ManagedObject
+        if let binding {
+            object = binding.type.init(entity: entity, objectID: objectID, context: nil, isFault: isFault)
+            object.classSlots = binding.slots
+        } else {
+            object = ManagedObject(entity: entity, objectID: objectID, context: nil, isFault: isFault)
         }
-        let object = binding.type.init(entity: entity, objectID: objectID, context: nil, isFault: isFault)
         object.contextLink = link
-        object.classSlots = binding.slots
         return object
     }
 
