@@ -43,13 +43,12 @@ extension SQLiteStore {
     /// ``ExternalBinaryDataReference`` until the value is asked for.
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
         let plan = rowPlan(statement, with: decoder)
-        let count = plan.layout.count
+        let count = plan.stepForSlot.count
         // Reserved and appended: the specialized path (the unsafe-uninitialized initializer
         // reached the standard library's generic allocation, metadata lookup included).
         var slots = ContiguousArray<StoredValue>()
         slots.reserveCapacity(count)
-        for _ in 0..<count { slots.append(.none) }
-        decodeValues(statement, plan: plan, into: &slots, at: 0)
+        appendValues(statement, plan: plan, to: &slots)
         return StoreRow(
             entity: plan.rowEntity,
             objectID: ManagedObjectID(names: plan.rowNames, primaryKey: statement.int64(at: 1)),
@@ -71,15 +70,14 @@ extension SQLiteStore {
                 planIndex = plans.firstIndex { $0 === plan } ?? plans.count
                 if planIndex == plans.count { plans.append(plan) }
             }
-            let count = plan.layout.count
+            let count = plan.stepForSlot.count
             if values.count + count > DecodedPage.slotsPerPage, !values.isEmpty {
                 pages.append(RowPage(values: values))
                 values = ContiguousArray()
                 values.reserveCapacity(DecodedPage.slotsPerPage)
             }
             let base = values.count
-            for _ in 0..<count { values.append(.none) }
-            decodeValues(statement, plan: plan, into: &values, at: base)
+            appendValues(statement, plan: plan, to: &values)
             rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
         }
         pages.append(RowPage(values: values))
@@ -105,27 +103,34 @@ extension SQLiteStore {
         return plan
     }
 
-    /// Decodes the statement's current row by a plan into `slots[base…]`.
+    /// Appends the statement's current row, decoded by a plan, to `slots`: one value per
+    /// slot of the plan's layout, in slot order (nil for a slot no column fills). Appended,
+    /// not written over placeholders: a placeholder written over is destroyed first.
     @inline(__always)
-    private func decodeValues(_ statement: Statement, plan: DecodePlan, into slots: inout ContiguousArray<StoredValue>, at base: Int) {
-        for step in plan.steps {
-            let index = step.column
-            let slot = base + step.slot
-            switch step.kind {
-            case .attribute(let attribute):
-                slots[slot] = attribute.decode(statement.column(at: index))
-            case .toOne(let destination, let entityColumn):
-                let key = statement.column(at: index)
-                if key.storageClass == SQLValue.nullStorageClass { continue }
-                var names = destination
-                if let entityColumn, !statement.isNull(at: entityColumn), let actual = idNames(entityNumber: Int(statement.int64(at: entityColumn))) {
-                    names = actual
-                }
-                slots[slot] = .objectID(ManagedObjectID(names: names, primaryKey: key.int64))
-            case .externalBinary:
-                if statement.isNull(at: index) { continue }
-                slots[slot] = StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
+    private func appendValues(_ statement: Statement, plan: DecodePlan, to slots: inout ContiguousArray<StoredValue>) {
+        for step in plan.stepForSlot {
+            slots.append(step < 0 ? .none : decodedValue(statement, step: plan.steps[step]))
+        }
+    }
+
+    /// The value of one step's column in the statement's current row.
+    @inline(__always)
+    private func decodedValue(_ statement: Statement, step: DecodePlan.Step) -> StoredValue {
+        let index = step.column
+        switch step.kind {
+        case .attribute(let attribute):
+            return attribute.decode(statement.column(at: index))
+        case .toOne(let destination, let entityColumn):
+            let key = statement.column(at: index)
+            if key.storageClass == SQLValue.nullStorageClass { return .none }
+            var names = destination
+            if let entityColumn, !statement.isNull(at: entityColumn), let actual = idNames(entityNumber: Int(statement.int64(at: entityColumn))) {
+                names = actual
             }
+            return .objectID(ManagedObjectID(names: names, primaryKey: key.int64))
+        case .externalBinary:
+            if statement.isNull(at: index) { return .none }
+            return StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
         }
     }
 
@@ -244,6 +249,8 @@ final class DecodePlan {
     let layout: PropertyLayout
     let entityNumber: Int
     let steps: [Step]
+    /// For each slot of the layout, the step that fills it (an index into `steps`), or -1.
+    let stepForSlot: [Int]
 
     init(rowEntity: EntityDescription, rowEntityName: String, rowNames: UInt32, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
         self.rowEntity = rowEntity
@@ -252,6 +259,10 @@ final class DecodePlan {
         self.layout = layout
         self.entityNumber = entityNumber
         self.steps = steps
+        var stepForSlot = [Int](repeating: -1, count: layout.count)
+        // A slot filled by two columns keeps the last, as writing them in column order did.
+        for (index, step) in steps.enumerated() where step.slot < layout.count { stepForSlot[step.slot] = index }
+        self.stepForSlot = stepForSlot
     }
 }
 
