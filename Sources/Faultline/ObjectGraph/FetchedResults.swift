@@ -24,28 +24,37 @@
 public final class FetchedResults<Element: ManagedObject>: RandomAccessCollection {
     /// Every object, when the fetch was not batched (empty when it was).
     private let objects: [ManagedObject]
-    /// The keys and batch size of a batched fetch, and the context its objects are made in.
-    private let batch: (batch: FaultBatch, context: ManagedObjectContext)?
-    /// The batch whose objects are held: its first index and its objects.
-    private var current: (start: Int, objects: [ManagedObject])?
+    /// The keys and batch size of a batched fetch.
+    private let batch: FaultBatch?
+    /// The context a batched fetch's objects are made in.
+    private let context: ManagedObjectContext?
+    /// The batch whose objects are held: its first index and its objects (none held while
+    /// `currentObjects` is empty). Two fields, not an optional tuple: reading an object of the
+    /// batch then copies nothing (a tuple read out of `self` retained and released its array,
+    /// and the batch and context read with it — the context on the runtime's slow path, as it
+    /// is weakly referenced — for every object).
+    private var currentStart = 0
+    private var currentObjects: [ManagedObject] = []
 
     /// All the objects of a fetch, already made.
     init(objects: [ManagedObject]) {
         self.objects = objects
         self.batch = nil
+        self.context = nil
     }
 
     /// The objects of a batched fetch, made a batch at a time in `context`.
     init(context: ManagedObjectContext, batch: FaultBatch) {
         self.objects = []
-        self.batch = (batch, context)
+        self.batch = batch
+        self.context = context
     }
 
     /// The first index, 0.
     public var startIndex: Int { 0 }
 
     /// The number of objects.
-    public var endIndex: Int { batch?.batch.keys.count ?? objects.count }
+    public var endIndex: Int { batch?.keys.count ?? objects.count }
 
     /// The number of objects (without making any).
     public var count: Int { endIndex }
@@ -62,22 +71,26 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     }
 
     private func object(at position: Int) -> ManagedObject {
-        guard let (batch, context) = batch else { return objects[position] }
+        // The batch held (a batch's objects are a non-empty range from `currentStart`).
+        let offset = position &- currentStart
+        if offset >= 0, offset < currentObjects.count { return currentObjects[offset] }
+        guard let batch, let context else { return objects[position] }
         precondition(position >= 0 && position < batch.keys.count, "index \(position) out of range 0..<\(batch.keys.count)")
         let range = batch.range(containing: position)
-        if let current, current.start == range.lowerBound { return current.objects[position - range.lowerBound] }
         context.checkAccess()
         releaseCurrentBatch(in: context)
         let made = range.map { batch.object(at: $0, in: context) }
-        current = (range.lowerBound, made)
+        currentStart = range.lowerBound
+        currentObjects = made
         return made[position - range.lowerBound]
     }
 
     /// Lets go of the batch held: its objects that nobody else holds leave the context.
     private func releaseCurrentBatch(in context: ManagedObjectContext) {
-        // No local copy of the batch's objects may outlive `current`: it would hold them.
-        guard let ids = current?.objects.map(\.objectID) else { return }
-        current = nil
+        // No local copy of the batch's objects may outlive `currentObjects`: it would hold them.
+        if currentObjects.isEmpty { return }
+        let ids = currentObjects.map(\.objectID)
+        currentObjects = []
         context.forgetUnreferencedObjects(ids)
     }
 
