@@ -57,12 +57,17 @@ extension ManagedObjectContext {
     }
 
     /// The registered object for an ID, or a new fault of `entity` (or the ID's entity in the
-    /// model) registered now, in one hash lookup: the fault is made only when the ID is new.
+    /// model) registered now: the fault is made only when the ID is new. (Looked up, then
+    /// inserted: the dictionary's `subscript(_:default:)` did both in one lookup, but its
+    /// default is a closure holding the context, retained and released for every ID — on the
+    /// runtime's slow path, as the context is weakly referenced.)
     private func registeredObject(
         for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: @autoclosure () -> String?
     ) -> ManagedObject {
-        func registered(_ object: inout ManagedObject) -> ManagedObject { object }
-        return registered(&registeredObjects[id, default: newFault(for: id, entity: entity, reachedThrough: origin())])
+        if let object = registeredObjects[id] { return object }
+        let object = newFault(for: id, entity: entity, reachedThrough: origin())
+        registeredObjects[id] = object
+        return object
     }
 
     private func newFault(for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: String?) -> ManagedObject {
