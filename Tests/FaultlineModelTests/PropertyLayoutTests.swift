@@ -24,4 +24,25 @@ import Testing
             }
         }
     }
+
+    /// A key is first compared with the names by its representation; keys spelled alike but
+    /// held otherwise (built at run time, with spare capacity) still find their slot.
+    @Test func keysHeldOtherwiseFindTheirSlot() throws {
+        let long = "aRatherLongAttributeNameOfManyBytes"
+        let layout = try Self.entity(["short", long, "other"]).propertyLayout
+        func name(of key: String) -> String? { layout.slot(of: key).map { layout.names[$0] } }
+        #expect(name(of: "short") == "short")
+        #expect(name(of: long) == long)
+        #expect(name(of: "other") == "other")
+        let built = String(long.reversed().reversed())
+        #expect(name(of: built) == long)
+        var roomy = String()
+        roomy.reserveCapacity(64)
+        roomy += "short"
+        #expect(name(of: roomy) == "short")
+        roomy += "er"
+        #expect(layout.slot(of: roomy) == nil)
+        #expect(layout.slot(of: "shor") == nil)
+        #expect(layout.slot(of: long + "s") == nil)
+    }
 }
