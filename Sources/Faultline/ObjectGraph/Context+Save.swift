@@ -289,7 +289,10 @@ extension ManagedObjectContext {
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
         var names: (entity: String, names: UInt32)?  // inserts come in runs of one entity
-        for index in plan.inserts.indices {  // by index: a RowChange copied costs its arrays' retains
+        // By index (a RowChange copied costs its arrays' retains), last first: the registry's
+        // temporary IDs are removed from the end of their hash groups (see
+        // `forgetUnreferencedObjects(_:)`).
+        for index in plan.inserts.indices.reversed() {
             let object = plan.inserts[index].object
             guard let key = keys[object.objectID] else { continue }
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }

@@ -131,8 +131,13 @@ extension ManagedObjectContext {
     /// Removes from the context the objects with these IDs that nothing but the context holds
     /// (no changes, no undo step, no reference from the user): they are made again, as
     /// faults, when next asked for.
+    ///
+    /// Last ID first: IDs hash in groups of consecutive keys (see
+    /// ``ManagedObjectID/_rawHashValue(seed:)``), and removing an entry rehashes the entries
+    /// after it in its run of occupied buckets — the rest of its group when the keys go
+    /// first to last, none when they go last to first.
     func forgetUnreferencedObjects(_ ids: [ManagedObjectID]) {
-        for id in ids {
+        for id in ids.reversed() {
             guard let index = registeredObjects.index(forKey: id) else { continue }
             if isKnownUniquelyReferenced(&registeredObjects.values[index]) {
                 registeredObjects.remove(at: index)
