@@ -32,3 +32,18 @@ import Testing
         }
     }
 }
+
+/// A fetch's row page: filled once (growing from a small buffer), then read by index.
+@Suite struct RowPageTests {
+    @Test func aPageGrowsWhileFilledAndReadsBackItsValues() {
+        let page = RowPage(capacity: 1)
+        let values: [StoredValue] = (0..<300).map { $0 % 3 == 0 ? .int64(Int64($0)) : $0 % 3 == 1 ? .string("value \($0) of a page, longer than a small string") : .none }
+        for value in values { page.append(value) }
+        #expect(page.count == values.count)
+        #expect(values.indices.allSatisfy { StoredValue.same(page[$0], values[$0]) })
+        let copy = page.values(in: 10..<20)
+        #expect(copy.count == 10)
+        #expect(copy.indices.allSatisfy { StoredValue.same(copy[$0], values[10 + $0]) })
+        #expect(page.values(in: 300..<300).isEmpty)
+    }
+}

@@ -57,7 +57,7 @@ struct ObjectValues: Sequence {
     /// Copies the row out of its page, before a write.
     private mutating func ownSlots() {
         guard let page else { return }
-        slots = ContiguousArray(page.values[base..<base + layout.count])
+        slots = page.values(in: base..<base + layout.count)
         self.page = nil
     }
 
@@ -87,7 +87,7 @@ struct ObjectValues: Sequence {
     /// The typed value in a slot of the layout.
     subscript(stored slot: Int) -> StoredValue {
         @inline(__always) get {
-            if let page { return page.values[base + slot] }
+            if let page { return page[base + slot] }
             return slot < slots.count ? slots[slot] : .none
         }
         set {
@@ -254,10 +254,53 @@ struct ObjectValues: Sequence {
 
 /// The values of rows fetched together, one row after the other (each row as many slots as
 /// its entity's layout): objects read their values here until written.
+///
+/// A buffer of its own, filled once by the decoder and read-only from then on: decoding
+/// writes each value in place (no array's uniqueness and capacity checked per value), and
+/// reading one is a bounds check and a load.
 final class RowPage {
-    let values: ContiguousArray<StoredValue>
+    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<StoredValue>
+    @exclusivity(unchecked) private var capacity: Int
+    /// The number of values.
+    @exclusivity(unchecked) private(set) var count = 0
 
-    init(values: ContiguousArray<StoredValue>) {
-        self.values = values
+    /// An empty page with room for `capacity` values (it grows while it is being filled).
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+        storage = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        storage.deinitialize(count: count)
+        storage.deallocate()
+    }
+
+    /// The value at `index` (below ``count``).
+    @inline(__always)
+    subscript(index: Int) -> StoredValue {
+        precondition(index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
+        return storage[index]
+    }
+
+    /// A copy of the values in `range`.
+    func values(in range: Range<Int>) -> ContiguousArray<StoredValue> {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "row page range \(range) out of range 0..<\(count)")
+        return ContiguousArray(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
+    }
+
+    /// Appends a value, while the page is being filled (no object reads it yet).
+    @inline(__always)
+    func append(_ value: StoredValue) {
+        if count == capacity { grow() }
+        (storage + count).initialize(to: value)
+        count += 1
+    }
+
+    private func grow() {
+        let grown = UnsafeMutablePointer<StoredValue>.allocate(capacity: capacity * 2)
+        grown.moveInitialize(from: storage, count: count)
+        storage.deallocate()
+        storage = grown
+        capacity *= 2
     }
 }

@@ -57,9 +57,11 @@ extension SQLiteStore {
 
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
     /// Rows go into pages of about ``DecodedPage/slotsPerPage`` values: a big fetch fills
-    /// pages of a fixed size (no buffer grows and moves), a small one a page of its size.
+    /// pages of a fixed size (no buffer grows and moves), a small one a page grown to fit it.
     func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage) throws -> Double {
-        var values = ContiguousArray<StoredValue>()
+        // The first page starts small and grows (a fetch of a few rows takes little room);
+        // the next ones are made full size.
+        var values = RowPage(capacity: 64)
         var pages: [RowPage] = []
         var rows: [DecodedPage.Row] = []
         var plans: [DecodePlan] = [decoder.plan]
@@ -71,16 +73,15 @@ extension SQLiteStore {
                 if planIndex == plans.count { plans.append(plan) }
             }
             let count = plan.stepForSlot.count
-            if values.count + count > DecodedPage.slotsPerPage, !values.isEmpty {
-                pages.append(RowPage(values: values))
-                values = ContiguousArray()
-                values.reserveCapacity(DecodedPage.slotsPerPage)
+            if values.count + count > DecodedPage.slotsPerPage, values.count > 0 {
+                pages.append(values)
+                values = RowPage(capacity: DecodedPage.slotsPerPage)
             }
             let base = values.count
-            appendValues(statement, plan: plan, to: &values)
+            appendValues(statement, plan: plan, to: values)
             rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
         }
-        pages.append(RowPage(values: values))
+        pages.append(values)
         page = DecodedPage(pages: pages, plans: plans, rows: rows)
         return sqlSeconds
     }
@@ -110,6 +111,14 @@ extension SQLiteStore {
     private func appendValues(_ statement: Statement, plan: DecodePlan, to slots: inout ContiguousArray<StoredValue>) {
         for step in plan.stepForSlot {
             slots.append(step < 0 ? .none : decodedValue(statement, step: plan.steps[step]))
+        }
+    }
+
+    /// The same, into a page being filled.
+    @inline(__always)
+    private func appendValues(_ statement: Statement, plan: DecodePlan, to page: RowPage) {
+        for step in plan.stepForSlot {
+            page.append(step < 0 ? .none : decodedValue(statement, step: plan.steps[step]))
         }
     }
 
