@@ -37,7 +37,14 @@ import Testing
 @Suite struct RowPageTests {
     @Test func aPageGrowsWhileFilledAndReadsBackItsValues() {
         let page = RowPage(capacity: 1)
-        let values: [StoredValue] = (0..<300).map { $0 % 3 == 0 ? .int64(Int64($0)) : $0 % 3 == 1 ? .string("value \($0) of a page, longer than a small string") : .none }
+        func value(_ index: Int) -> StoredValue {
+            switch index % 3 {
+            case 0: return .int64(Int64(index))
+            case 1: return .string("value \(index) of a page, longer than a small string")
+            default: return .none
+            }
+        }
+        let values = (0..<300).map(value)
         for value in values { page.append(value) }
         #expect(page.count == values.count)
         #expect(values.indices.allSatisfy { StoredValue.same(page[$0], values[$0]) })
