@@ -329,16 +329,12 @@ extension ManagedObjectContext {
             change.write.values.reserveCapacity(count + 3)
             var replacedExternal: [String] = []
             for index in row.roles.indices where isWritten(index) {
-                switch row.roles[index] {
-                case .primaryKey, .entityKey, .optimisticLock:
-                    continue
-                case .attribute:
-                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
-                    if object.entity.propertyLayout.hasExternalBinary, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
-                        replacedExternal.append(row.columnNames[index])
-                    }
-                case .foreignKey, .foreignEntityKey, .extra:
-                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
+                // The key columns append nothing here (they come last, below).
+                appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
+                if row.roles[index] == .attribute, object.entity.propertyLayout.hasExternalBinary,
+                    store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil
+                {
+                    replacedExternal.append(row.columnNames[index])
                 }
             }
             // Then the new version, the key and the version read (`WHERE Z_PK = ? AND Z_OPT = ?`).
