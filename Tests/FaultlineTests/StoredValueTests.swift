@@ -54,3 +54,18 @@ import Testing
         #expect(page.values(in: 300..<300).isEmpty)
     }
 }
+
+/// A decoded row's bookkeeping: packed into 24 bytes, read back as it was given.
+@Suite struct DecodedRowTests {
+    @Test func aRowIsTwentyFourBytesAndKeepsItsPlaceAtTheLimits() {
+        #expect(MemoryLayout<DecodedPage.Row>.stride == 24)
+        let corners: [(base: Int, page: Int, plan: Int)] = [
+            (0, 0, 0), (DecodedPage.slotsPerPage, 70_000, 3), (Int(UInt16.max), Int(UInt32.max), Int(UInt16.max)),
+        ]
+        for corner in corners {
+            let row = DecodedPage.Row(primaryKey: -5, version: 1 << 40, base: corner.base, page: corner.page, plan: corner.plan)
+            #expect((row.primaryKey, row.version) == (-5, 1 << 40))
+            #expect((row.base, row.page, row.plan) == corner)
+        }
+    }
+}

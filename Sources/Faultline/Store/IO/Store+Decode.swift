@@ -174,14 +174,35 @@ extension SQLiteStore {
 /// The rows of one run of a SELECT, decoded into ``RowPage``s: per row its key, version,
 /// page, place in the page and plan. Objects are made straight from it (no ``StoreRow`` each).
 struct DecodedPage {
+    /// 24 bytes, not 40: a fetch of 100,000 rows writes 1.6 MB less into cold memory.
     struct Row {
         var primaryKey: Int64
         var version: Int64
-        var base: Int
+        private var packedPage: UInt32
+        private var packedBase: UInt16
+        private var packedPlan: UInt16
+
+        /// A row at `base` of page `page`, decoded by plan `plan`. A base is at most
+        /// ``DecodedPage/slotsPerPage`` (a row starts a new page rather than pass it), and a
+        /// store has far fewer sub-entities than 65,536; a page number past 2³² would be a
+        /// fetch of some 10¹³ values.
+        @inline(__always)
+        init(primaryKey: Int64, version: Int64, base: Int, page: Int, plan: Int) {
+            precondition(base >= 0 && base <= UInt16.max && page >= 0 && page <= UInt32.max && plan >= 0 && plan <= UInt16.max,
+                         "decoded row out of range: base \(base), page \(page), plan \(plan)")
+            self.primaryKey = primaryKey
+            self.version = version
+            packedPage = UInt32(truncatingIfNeeded: page)
+            packedBase = UInt16(truncatingIfNeeded: base)
+            packedPlan = UInt16(truncatingIfNeeded: plan)
+        }
+
+        /// The index of the row's first value in its page.
+        var base: Int { Int(packedBase) }
         /// The index of the row's page in ``pages``.
-        var page: Int
+        var page: Int { Int(packedPage) }
         /// The index of the row's plan in ``plans`` (0: the fetched entity's).
-        var plan: Int
+        var plan: Int { Int(packedPlan) }
     }
 
     /// The most values a page holds (a row is never split): 4,096 slots, 96 KiB.
