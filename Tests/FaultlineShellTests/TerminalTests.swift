@@ -44,7 +44,7 @@ final class TmuxSession {
     /// Waits until the screen contains `text`; fails with the screen when the deadline passes.
     /// The screen is read once more after the deadline: a wait the cooperative pool stretched
     /// past it is not the shell's silence.
-    func waitFor(_ text: String, seconds: Double = 10) async throws {
+    func waitFor(_ text: String, seconds: Double = 30) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         var shown = ""
         while true {
@@ -159,8 +159,17 @@ struct TerminalTests {
             try await t.send("C-c", "C-u", "count Recipe", "Enter")
             try await t.waitFor("\n16\n")
             try await t.send(".raw WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", "Enter")
-            try await Task.sleep(for: .milliseconds(300))
-            try await t.send("C-c")
+            // A Ctrl-C that reaches the terminal before the shell has read the line and started
+            // the query is only a character waiting in the input (the line editor's mode has no
+            // signals), so it is sent again until the query says it stopped: on a loaded
+            // machine the first one can come too early.
+            var stopped = false
+            for _ in 0..<40 where !stopped {
+                try await Task.sleep(for: .milliseconds(300))
+                try await t.send("C-c")
+                try await Task.sleep(for: .milliseconds(200))
+                stopped = try await t.screen().contains("Interrupted.")
+            }
             try await t.waitFor("Interrupted.")
             try await t.send("count RecipeType", "Enter")
             try await t.waitFor("\n12\n")
@@ -214,10 +223,17 @@ struct TerminalTests {
             try await first.send("count Ingredient", "Enter")
             try await first.waitFor("\n50\n")
             try await first.send(".quit", "Enter")
-            try await Task.sleep(for: .milliseconds(200))
         }
-        let history = try String(contentsOf: home.appendingPathComponent(".faultline_history"), encoding: .utf8)
-        #expect(history.contains("count\\040Ingredient") || history.contains("count Ingredient"))
+        // The shell writes its history as it quits: waited for, not assumed done after a pause
+        // (a loaded machine can take seconds).
+        let file = home.appendingPathComponent(".faultline_history")
+        var history = ""
+        for _ in 0..<300 {
+            history = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            if history.contains("count\\040Ingredient") || history.contains("count Ingredient") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(history.contains("count\\040Ingredient") || history.contains("count Ingredient"), "\(history)")
         try await start(home).use { second in
             try await second.send("Up", "Up")
             try await second.waitFor("faultline> count Ingredient")
