@@ -159,10 +159,10 @@ struct TerminalTests {
             try await t.send("C-c", "C-u", "count Recipe", "Enter")
             try await t.waitFor("\n16\n")
             try await t.send(".raw WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", "Enter")
-            // A Ctrl-C that reaches the terminal before the shell has read the line and started
-            // the query is only a character waiting in the input (the line editor's mode has no
-            // signals), so it is sent again until the query says it stopped: on a loaded
-            // machine the first one can come too early.
+            // A Ctrl-C that comes before the query runs is lost: the shell clears its interrupt
+            // flag as it starts a command, and an interrupt before SQLite steps does nothing.
+            // On a loaded machine the first one can come that early, so it is sent again until
+            // the shell says it stopped the query (it prints "Interrupted." only then).
             var stopped = false
             for _ in 0..<40 where !stopped {
                 try await Task.sleep(for: .milliseconds(300))
@@ -216,6 +216,11 @@ struct TerminalTests {
         }
     }
 
+    /// The history file in `home` ("" when there is none yet).
+    private func history(in home: URL) -> String {
+        (try? String(contentsOf: home.appendingPathComponent(".faultline_history"), encoding: .utf8)) ?? ""
+    }
+
     @Test func historyIsKeptAcrossRestarts() async throws {
         let home = try TestSupport.temporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }
@@ -223,17 +228,15 @@ struct TerminalTests {
             try await first.send("count Ingredient", "Enter")
             try await first.waitFor("\n50\n")
             try await first.send(".quit", "Enter")
+            // The shell writes its history as each command is given, `.quit` too: waited for
+            // before the session is closed, so that closing never cuts that write short (a
+            // loaded machine can take seconds).
+            for _ in 0..<300 where !history(in: home).contains(".quit") {
+                try await Task.sleep(for: .milliseconds(100))
+            }
         }
-        // The shell writes its history as it quits: waited for, not assumed done after a pause
-        // (a loaded machine can take seconds).
-        let file = home.appendingPathComponent(".faultline_history")
-        var history = ""
-        for _ in 0..<300 {
-            history = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-            if history.contains("count\\040Ingredient") || history.contains("count Ingredient") { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(history.contains("count\\040Ingredient") || history.contains("count Ingredient"), "\(history)")
+        let saved = history(in: home)
+        #expect(saved.contains("count\\040Ingredient") || saved.contains("count Ingredient"), "\(saved)")
         try await start(home).use { second in
             try await second.send("Up", "Up")
             try await second.waitFor("faultline> count Ingredient")

@@ -66,27 +66,22 @@ final class PipedShell: Sendable {
 
     /// Sends one command and waits until the standard output or error contains `expected`.
     ///
-    /// The wait ends only when both the clock has passed `seconds` and this task has had
-    /// `seconds` worth of its own 10 ms turns. The readers that fill the output run in the
-    /// same cooperative pool, which long synchronous tests can hold for many seconds on a
-    /// two-core machine: the clock alone would call that the shell's silence (CI saw it
-    /// once), while turns are counted only when the pool runs, the readers' turns with them.
+    /// The wait is counted in this task's own 10 ms turns, `seconds` worth of them (so at
+    /// least `seconds` of clock time), not by the clock alone. The readers that fill the
+    /// output run in the same cooperative pool, which long synchronous tests can hold for
+    /// many seconds on a two-core machine: a clock deadline would call that the shell's
+    /// silence (CI saw it once), while turns pass only when the pool runs, the readers'
+    /// turns with them.
     @discardableResult
     func send(_ command: String, expect expected: String, seconds: Double = 30) async throws -> (out: String, err: String) {
         output.set((out: [], err: []))
         _ = try await input.write(command + "\n")
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        let turns = Int(seconds * 100)
-        var turn = 0
         var text = (out: "", err: "")
-        while true {
-            let expired = ContinuousClock.now >= deadline && turn >= turns
+        for turn in 0...Int(seconds * 100) {
             let bytes = output.value
             text = (String(decoding: bytes.out, as: UTF8.self), String(decoding: bytes.err, as: UTF8.self))
             if text.out.contains(expected) || text.err.contains(expected) { return text }
-            if expired { break }
-            turn += 1
-            try await Task.sleep(for: .milliseconds(10))
+            if turn < Int(seconds * 100) { try await Task.sleep(for: .milliseconds(10)) }
         }
         Issue.record("\(command): never answered \(expected.debugDescription); stdout: \(text.out) stderr: \(text.err)")
         throw CancellationError()
