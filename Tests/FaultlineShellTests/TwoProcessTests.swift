@@ -76,12 +76,13 @@ final class PipedShell: Sendable {
     func send(_ command: String, expect expected: String, seconds: Double = 30) async throws -> (out: String, err: String) {
         output.set((out: [], err: []))
         _ = try await input.write(command + "\n")
+        let turns = Int(seconds * 100)
         var text = (out: "", err: "")
-        for turn in 0...Int(seconds * 100) {
+        for turn in 0...turns {
             let bytes = output.value
             text = (String(decoding: bytes.out, as: UTF8.self), String(decoding: bytes.err, as: UTF8.self))
             if text.out.contains(expected) || text.err.contains(expected) { return text }
-            if turn < Int(seconds * 100) { try await Task.sleep(for: .milliseconds(10)) }
+            if turn < turns { try await Task.sleep(for: .milliseconds(10)) }
         }
         Issue.record("\(command): never answered \(expected.debugDescription); stdout: \(text.out) stderr: \(text.err)")
         throw CancellationError()

@@ -42,8 +42,8 @@ struct ClassSlotTable: @unchecked Sendable {
     /// The slot of property `index` (`index < count`).
     @inline(__always)
     subscript(index: Int) -> Int {
-        precondition(index >= 0 && index < count, "class slot \(index) out of range")
-        return base.map { $0[index + 1] } ?? 0
+        guard let base, index >= 0, index < base[0] else { preconditionFailure("class slot \(index) out of range 0..<\(count)") }
+        return base[index + 1]
     }
 
     private static let lock = NSLock()
