@@ -190,7 +190,7 @@ final class FaultlineBench {
             let context = ManagedObjectContext(coordinator: coordinator)
             var request = FetchRequest(entityName: "Item")
             request.fetchLimit = count
-                request.relationshipKeyPathsForPrefetching = ["owner"]
+            request.relationshipKeyPathsForPrefetching = ["owner"]
             var check: Int64 = 0
             for item in try context.fetch(request) { check &+= try Self.ownerCheck(item.value(forKey: "owner") as? ManagedObject) }
             return check
