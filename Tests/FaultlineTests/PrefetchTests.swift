@@ -40,6 +40,34 @@ import Testing
         #expect(statements.sql.count == 3)
     }
 
+    @Test func prefetchedDestinationsArriveLoadedAndChangedOnesKeepTheirValues() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        // An inventory changed (unsaved) before a prefetch reads its row again.
+        var thirty = FetchRequest(entityName: "Inventory")
+        thirty.predicate = try FLPredicate(format: "count == %@", 30)
+        let changed = try #require(try context.fetch(thirty).first)
+        try changed.setValue(Int16(31), forKey: "count")
+        var request = FetchRequest(entityName: "Location")
+        request.sortDescriptors = [FLSortDescriptor(key: "label")]
+        request.relationshipKeyPathsForPrefetching = ["inventories", "inventories.asset"]
+        let locations = Array(try context.fetch(request))
+        let afterFetch = statements.sql.count
+        // Every destination is registered with its values, not a fault (each looked at before
+        // any of its values is read): reading them runs no statement.
+        let inventories = locations.flatMap { ($0.value(forKey: "inventories") as? [ManagedObject]) ?? [] }
+        #expect(inventories.count == 8 && inventories.allSatisfy { !$0.isFault })
+        let assets = inventories.compactMap { $0.value(forKey: "asset") as? ManagedObject }
+        #expect(assets.count == 8 && assets.allSatisfy { !$0.isFault })
+        #expect(inventories.contains { $0 === changed })
+        let counts = Set(inventories.compactMap { $0.value(forKey: "count") as? Int16 })
+        #expect(counts == [12, 31, 1, 2, 4, 6])
+        #expect(Set(assets.compactMap { $0.value(forKey: "label") as? String }) == ["Coffee Mug", "T-shirt", "Bicycle", "Laptop", "Camping Stove"])
+        #expect(statements.sql.count == afterFetch)
+        // The changed object kept its unsaved value, and is still changed.
+        #expect(changed.value(forKey: "count") as? Int16 == 31)
+        #expect(changed.isUpdated)
+    }
+
     @Test func batchedFetchesLoadRowsABatchAtATime() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")

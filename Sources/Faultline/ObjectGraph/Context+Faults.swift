@@ -90,8 +90,9 @@ extension ManagedObjectContext {
     /// The objects of a fetched page, in order: for each row the registered object (filled
     /// when it is a fault), or a new object made with the row's values and registered.
     /// One loop with the page's parts held once: per row, no reference count moves but the
-    /// object's own.
-    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject]) {
+    /// object's own. `origin` (a prefetch's relationship) is recorded on the objects made, as
+    /// on a fault reached through it, for the fault statistics should one become a fault again.
+    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil) {
         let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
@@ -110,6 +111,7 @@ extension ManagedObjectContext {
                 }
                 let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
+                if let origin { object.faultOrigin = origin }
                 registeredObjects[id] = object
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object

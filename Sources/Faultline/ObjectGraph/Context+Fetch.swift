@@ -101,10 +101,12 @@ extension ManagedObjectContext {
     }
 
     /// Loads the rows of a relationship key path's destinations for `sources`, one statement
-    /// per relationship on the path; the destinations become faults whose rows wait in the
-    /// row cache, and to-many relationships are filled.
+    /// per relationship on the path: the destinations are registered with their values (a
+    /// fault among them is filled from its row, an object already loaded keeps its values),
+    /// and to-many relationships are filled.
     func prefetch(_ keyPath: String, from sources: [ManagedObject]) throws {
         var level = sources.filter { !$0.objectID.isTemporaryID }
+        var loaded: [ManagedObject] = []
         for name in keyPath.split(separator: ".").map(String.init) {
             guard let first = level.first else { return }
             guard let relationship = first.entity.relationship(named: name) else {
@@ -122,18 +124,21 @@ extension ManagedObjectContext {
                 }
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
-                    store.rowCache.reserveCapacity(store.rowCache.count + rows.count)
-                    for (_, row) in rows { store.rowCache[row.objectID] = row }
+                    loaded.removeAll(keepingCapacity: true)
+                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
                 registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 next = ids.map { object(with: $0, reachedThrough: origin) }
             } else {
                 let pending = level.filter { $0.storage[name] == nil }
                 if !pending.isEmpty {
+                    let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: pending.map(\.objectID.primaryKey))
+                    loaded.removeAll(keepingCapacity: true)
+                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                     var owned: [Int64: [ManagedObjectID]] = [:]
-                    for (owner, row) in try store.prefetchRows(relationship, sourceEntity: first.entity, keys: pending.map(\.objectID.primaryKey)) {
-                        store.rowCache[row.objectID] = row
-                        owned[owner, default: []].append(row.objectID)
+                    for (index, owner) in rows.owners.enumerated() {
+                        guard let owner else { continue }
+                        owned[owner, default: []].append(loaded[index].objectID)
                     }
                     for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
                 }

@@ -58,7 +58,9 @@ extension SQLiteStore {
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
     /// Rows go into pages of about ``DecodedPage/slotsPerPage`` values: a big fetch fills
     /// pages of a fixed size (no buffer grows and moves), a small one a page grown to fit it.
-    func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage) throws -> Double {
+    /// `eachRow`, when given, runs after each row is decoded, with the statement on that row
+    /// (a prefetch reads its owner column there).
+    func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage, eachRow: ((Statement) -> Void)? = nil) throws -> Double {
         // The first page starts small and grows (a fetch of a few rows takes little room);
         // the next ones are made full size.
         var values = RowPage(capacity: 64)
@@ -80,6 +82,7 @@ extension SQLiteStore {
             let base = values.count
             appendValues(statement, plan: plan, to: values)
             rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
+            eachRow?(statement)
         }
         pages.append(values)
         page = DecodedPage(pages: pages, plans: plans, rows: rows)

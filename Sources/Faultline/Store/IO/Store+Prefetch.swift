@@ -39,25 +39,33 @@ extension SQLiteStore {
         }
     }
 
+    /// The rows one prefetch read: decoded into one page, with the primary key of the source
+    /// each row belongs to (nil where a row names none).
+    struct PrefetchedRows {
+        var page = DecodedPage()
+        var owners: [Int64?] = []
+        var count: Int { page.count }
+    }
+
     /// Prefetches one relationship for many source objects in one statement: the destination
-    /// rows, each with the primary key of the source it belongs to.
+    /// rows, decoded into one page, each with the primary key of the source it belongs to.
     ///
     /// For a to-one, the keys are the destinations' own (`t0.Z_PK IN …`) and the owner is the
     /// destination itself; for a to-many, the keys are the sources' and the owner column is the
     /// inverse foreign key, the hidden foreign key, or the join table's column.
-    func prefetchRows(_ relationship: RelationshipDescription, sourceEntity: EntityDescription, keys: [Int64]) throws -> [(owner: Int64, row: StoreRow)] {
+    func prefetchRows(_ relationship: RelationshipDescription, sourceEntity: EntityDescription, keys: [Int64]) throws -> PrefetchedRows {
         let (destination, destinationMapping) = try entityForFetch(relationship.destinationEntityName)
         let sourceMapping = try entityForFetch(sourceEntity.name).1
         let columns = selectedColumns(for: destination)
         var sql = selectList(for: destination)
         // Where the owner's key is read: the row's own key (to-one), the inverse foreign key
         // already selected (to-many with inverse), or one more column (the others).
-        var owner: (StoreRow) -> Int64? = { $0.objectID.primaryKey }
+        var inverseName: String?
         var ownerColumn = false
         if relationship.isToOne {
             sql += " FROM \(destinationMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         } else if let inverse = model.inverse(of: relationship), inverse.isToOne, let fk = destinationMapping.toOneColumns[inverse.name] {
-            owner = { $0.values.objectID(forKey: inverse.name)?.primaryKey }
+            inverseName = inverse.name
             sql += " FROM \(destinationMapping.table) t0 WHERE  t0.\(fk.foreignKey) IN (SELECT * FROM _Z_intarray0)"
             if relationship.isOrdered, let order = fk.orderColumn { sql += " ORDER BY t0.\(order)" }
         } else if let hidden = sourceMapping.hiddenForeignKeys[relationship.name] {
@@ -72,23 +80,25 @@ extension SQLiteStore {
         }
         let ownerIndex = 3 + columns.count
         let start = DispatchTime.now().uptimeNanoseconds
-        let result: [(owner: Int64, row: StoreRow)] = try withIntArray(keys) {
+        let result: PrefetchedRows = try withIntArray(keys) {
             let statement = try connection.cachedStatement(sql)
-            var result: [(owner: Int64, row: StoreRow)] = []
+            var result = PrefetchedRows()
             let decoder = rowDecoder(for: destination, columns: columns)
             let sqlSeconds: Double
             if ownerColumn {
-                sqlSeconds = try statement.forEachRow {
-                    result.append((statement.int64(at: ownerIndex), decodeRow(statement, with: decoder)))
-                }
+                // The owner is the column after the entity's: read as each row is decoded.
+                var owners: [Int64?] = []
+                sqlSeconds = try decodePage(statement, with: decoder, into: &result.page) { row in owners.append(row.int64(at: ownerIndex)) }
+                result.owners = owners
             } else {
-                // The owner is in the row itself: the rows share one page (no buffer per row).
-                var page = DecodedPage()
-                sqlSeconds = try decodePage(statement, with: decoder, into: &page)
-                result.reserveCapacity(page.count)
-                for index in 0..<page.count {
-                    let row = page.storeRow(at: index)
-                    if let key = owner(row) { result.append((key, row)) }
+                sqlSeconds = try decodePage(statement, with: decoder, into: &result.page)
+                result.owners.reserveCapacity(result.page.count)
+                for index in 0..<result.page.count {
+                    if let inverseName {
+                        result.owners.append(result.page.values(at: index).objectID(forKey: inverseName)?.primaryKey)
+                    } else {
+                        result.owners.append(result.page.primaryKey(at: index))
+                    }
                 }
             }
             logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: result.count)
