@@ -122,12 +122,14 @@ extension ManagedObjectContext {
                 let missing = ids.filter { id in
                     (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
                 }
+                // Room for every destination before any is registered: reserved again after the
+                // rows' objects, it would be grown (and rehashed) a second time.
+                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
                     loaded.removeAll(keepingCapacity: true)
                     registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
-                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 next = ids.map { object(with: $0, reachedThrough: origin) }
             } else {
                 let pending = level.filter { $0.storage[name] == nil }
