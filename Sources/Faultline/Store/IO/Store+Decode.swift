@@ -58,14 +58,20 @@ extension SQLiteStore {
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
     /// Rows go into pages of about ``DecodedPage/slotsPerPage`` values: a big fetch fills
     /// pages of a fixed size (no buffer grows and moves), a small one a page grown to fit it.
-    /// `eachRow`, when given, runs after each row is decoded, with the statement on that row
-    /// (a prefetch reads its owner column there).
-    func decodePage(_ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage, eachRow: ((Statement) -> Void)? = nil) throws -> Double {
-        // The first page starts small and grows (a fetch of a few rows takes little room);
-        // the next ones are made full size.
-        var values = RowPage(capacity: 64)
+    /// `expectedRows`, when known (a batch or a prefetch by key: at most a row a key), sizes
+    /// the first page and the row list for that many rows of the fetched entity, so neither
+    /// grows and moves while it is filled. `eachRow`, when given, runs after each row is
+    /// decoded, with the statement on that row (a prefetch reads its owner column there).
+    func decodePage(
+        _ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage, expectedRows: Int = 0, eachRow: ((Statement) -> Void)? = nil
+    ) throws -> Double {
+        // The first page starts small and grows (a fetch of a few rows takes little room),
+        // unless the number of rows is known; the next ones are made full size.
+        let expectedValues = expectedRows.multipliedReportingOverflow(by: decoder.plan.stepForSlot.count)
+        var values = RowPage(capacity: expectedValues.overflow ? DecodedPage.slotsPerPage : min(max(expectedValues.partialValue, 64), DecodedPage.slotsPerPage))
         var pages: [RowPage] = []
         var rows: [DecodedPage.Row] = []
+        rows.reserveCapacity(max(expectedRows, 0))
         var plans: [DecodePlan] = [decoder.plan]
         let sqlSeconds = try statement.forEachRow {
             let plan = rowPlan(statement, with: decoder)

@@ -295,12 +295,13 @@ extension SQLiteStore {
 
     /// ``selectRows(sql:arguments:entity:columns:variant:)`` into one decoded page (the rows
     /// share its buffers), for a context to make or fill its objects from.
-    func selectPage(sql: String, arguments: [SQLValue], decoder: RowDecoder) throws -> DecodedPage {
+    /// `expectedRows`: as in ``decodePage(_:with:into:expectedRows:eachRow:)``.
+    func selectPage(sql: String, arguments: [SQLValue], decoder: RowDecoder, expectedRows: Int = 0) throws -> DecodedPage {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var page = DecodedPage()
-        let sqlSeconds = try decodePage(statement, with: decoder, into: &page)
+        let sqlSeconds = try decodePage(statement, with: decoder, into: &page, expectedRows: expectedRows)
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
         return page
     }

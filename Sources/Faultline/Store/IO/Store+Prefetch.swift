@@ -35,7 +35,9 @@ extension SQLiteStore {
         var sql = list + " FROM \(entityMapping.table) t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)"
         if let limit { sql += "  LIMIT \(limit)" }
         return try withIntArray(primaryKeys) {
-            try selectPage(sql: sql, arguments: [], decoder: rowDecoder(for: entity, columns: columns, variant: variant))
+            try selectPage(
+                sql: sql, arguments: [], decoder: rowDecoder(for: entity, columns: columns, variant: variant),
+                expectedRows: min(primaryKeys.count, limit ?? primaryKeys.count))
         }
     }
 
@@ -91,7 +93,8 @@ extension SQLiteStore {
                 sqlSeconds = try decodePage(statement, with: decoder, into: &result.page) { row in owners.append(row.int64(at: ownerIndex)) }
                 result.owners = owners
             } else {
-                sqlSeconds = try decodePage(statement, with: decoder, into: &result.page)
+                // A to-one's rows are at most one a key; a to-many's are not known.
+                sqlSeconds = try decodePage(statement, with: decoder, into: &result.page, expectedRows: relationship.isToOne ? keys.count : 0)
                 result.owners.reserveCapacity(result.page.count)
                 for index in 0..<result.page.count {
                     if let inverseName {
