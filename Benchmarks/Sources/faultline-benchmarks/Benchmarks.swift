@@ -148,19 +148,19 @@ final class Benchmarks {
         try harness.run("faults one by one", rounds: rounds, rows: "\(n) to-one faults (item → its own owner), one SELECT … WHERE Z_PK = ? each", variants: [
             Variant(name: "raw C") { try Raw.faultsOneByOne(raw, count: n) },
             Variant(name: "GRDB records") { try GRDBBench.faultsOneByOne(queue, count: n) },
-            Variant(name: "Faultline typed") { try self.faultline.faultsOneByOneTyped(typed, count: n) },
+            Variant(name: "Faultline typed") { try self.faultline.faultsOneByOne(typed, count: n, owner: FaultlineBench.typedOwner, read: FaultlineBench.typedOwnerCheck) },
             Variant(name: "Faultline by key") { try self.faultline.faultsOneByOne(coordinator, count: n) },
         ])
         try harness.run("faults, fetchBatchSize 500", rounds: rounds, rows: "\(n) owners: their IDs, then rows 500 at a time", variants: [
             Variant(name: "raw C") { try Raw.faultsBatched(raw, batch: 500) },
             Variant(name: "GRDB records") { try GRDBBench.faultsBatched(queue, batch: 500) },
-            Variant(name: "Faultline typed") { try self.faultline.faultsBatchedTyped(typed, batch: 500) },
+            Variant(name: "Faultline typed") { try self.faultline.faultsBatched(typed, batch: 500, read: FaultlineBench.typedOwnerCheck) },
             Variant(name: "Faultline by key") { try self.faultline.faultsBatched(coordinator, batch: 500) },
         ])
         try harness.run("faults, prefetching", rounds: rounds, rows: "\(n) items, then their owners in one statement", variants: [
             Variant(name: "raw C") { try Raw.faultsPrefetched(raw, count: n) },
             Variant(name: "GRDB records") { try GRDBBench.faultsPrefetched(queue, count: n) },
-            Variant(name: "Faultline typed") { try self.faultline.faultsPrefetchedTyped(typed, count: n) },
+            Variant(name: "Faultline typed") { try self.faultline.faultsPrefetched(typed, count: n, owner: FaultlineBench.typedOwner, read: FaultlineBench.typedOwnerCheck) },
             Variant(name: "Faultline by key") { try self.faultline.faultsPrefetched(coordinator, count: n) },
         ])
     }

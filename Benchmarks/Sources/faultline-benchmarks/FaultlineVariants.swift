@@ -160,39 +160,54 @@ final class FaultlineBench {
         }
     }
 
+    /// An item's owner read by key.
+    static func ownerByKey(_ item: ManagedObject) -> ManagedObject? { item.value(forKey: "owner") as? ManagedObject }
+
     /// Fetches the first `count` items (untimed), then touches each one's owner: one fault each.
-    func faultsOneByOne(_ coordinator: PersistentStoreCoordinator, count: Int) throws -> Sample {
+    /// `owner` finds an item's owner and `read` reads its values: by key, or through the
+    /// typed classes (inlined into each variant, as the typed accessors are into an app).
+    @inline(__always)
+    func faultsOneByOne(
+        _ coordinator: PersistentStoreCoordinator, count: Int, owner: (ManagedObject) -> ManagedObject? = ownerByKey,
+        read: (ManagedObject?) throws -> Int64 = ownerCheck
+    ) throws -> Sample {
         let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Item")
         request.fetchLimit = count
-        let items = try context.fetch(request)
-        let owners = items.map { $0.value(forKey: "owner") as? ManagedObject }
+        let owners = try context.fetch(request).map(owner)
         return try time {
             var check: Int64 = 0
-            for owner in owners { check &+= try Self.ownerCheck(owner) }
+            for owner in owners { check &+= try read(owner) }
             return check
         }
     }
 
-    func faultsBatched(_ coordinator: PersistentStoreCoordinator, batch: Int) throws -> Sample {
+    /// The owners in batches of `batch`, each owner's values read.
+    @inline(__always)
+    func faultsBatched(_ coordinator: PersistentStoreCoordinator, batch: Int, read: (ManagedObject?) throws -> Int64 = ownerCheck) throws -> Sample {
         try time {
             let context = ManagedObjectContext(coordinator: coordinator)
             var request = FetchRequest(entityName: "Owner")
             request.fetchBatchSize = batch
             var check: Int64 = 0
-            for owner in try context.fetch(request) { check &+= try Self.ownerCheck(owner) }
+            for owner in try context.fetch(request) { check &+= try read(owner) }
             return check
         }
     }
 
-    func faultsPrefetched(_ coordinator: PersistentStoreCoordinator, count: Int) throws -> Sample {
+    /// The first `count` items with their owners prefetched, each owner's values read.
+    @inline(__always)
+    func faultsPrefetched(
+        _ coordinator: PersistentStoreCoordinator, count: Int, owner: (ManagedObject) -> ManagedObject? = ownerByKey,
+        read: (ManagedObject?) throws -> Int64 = ownerCheck
+    ) throws -> Sample {
         try time {
             let context = ManagedObjectContext(coordinator: coordinator)
             var request = FetchRequest(entityName: "Item")
             request.fetchLimit = count
             request.relationshipKeyPathsForPrefetching = ["owner"]
             var check: Int64 = 0
-            for item in try context.fetch(request) { check &+= try Self.ownerCheck(item.value(forKey: "owner") as? ManagedObject) }
+            for item in try context.fetch(request) { check &+= try read(owner(item)) }
             return check
         }
     }

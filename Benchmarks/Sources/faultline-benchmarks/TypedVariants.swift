@@ -109,44 +109,11 @@ extension FaultlineBench {
         return Int64(name.utf8.count) &+ owner.rank
     }
 
-    /// ``faultsOneByOne(_:count:)`` through the typed classes: each item's `owner`, then the
-    /// owner's typed properties.
-    func faultsOneByOneTyped(_ coordinator: PersistentStoreCoordinator, count: Int) throws -> Sample {
-        let context = ManagedObjectContext(coordinator: coordinator)
-        var request = FetchRequest(entityName: "Item")
-        request.fetchLimit = count
-        let owners = try context.fetch(request).map { ($0 as? BenchItem)?.owner }
-        return try time {
-            var check: Int64 = 0
-            for owner in owners { check &+= try Self.ownerCheck(owner) }
-            return check
-        }
-    }
+    /// An item's owner through the typed classes.
+    static func typedOwner(_ item: ManagedObject) -> ManagedObject? { (item as? BenchItem)?.owner }
 
-    /// ``faultsBatched(_:batch:)`` through the typed classes.
-    func faultsBatchedTyped(_ coordinator: PersistentStoreCoordinator, batch: Int) throws -> Sample {
-        try time {
-            let context = ManagedObjectContext(coordinator: coordinator)
-            var request = FetchRequest(entityName: "Owner")
-            request.fetchBatchSize = batch
-            var check: Int64 = 0
-            for owner in try context.fetch(request) { check &+= try Self.ownerCheck(owner as? BenchOwner) }
-            return check
-        }
-    }
-
-    /// ``faultsPrefetched(_:count:)`` through the typed classes.
-    func faultsPrefetchedTyped(_ coordinator: PersistentStoreCoordinator, count: Int) throws -> Sample {
-        try time {
-            let context = ManagedObjectContext(coordinator: coordinator)
-            var request = FetchRequest(entityName: "Item")
-            request.fetchLimit = count
-            request.relationshipKeyPathsForPrefetching = ["owner"]
-            var check: Int64 = 0
-            for item in try context.fetch(request) { check &+= try Self.ownerCheck((item as? BenchItem)?.owner) }
-            return check
-        }
-    }
+    /// An owner's values through the typed classes.
+    static func typedOwnerCheck(_ owner: ManagedObject?) throws -> Int64 { try ownerCheck(owner as? BenchOwner) }
 
     func updateTyped(_ coordinator: PersistentStoreCoordinator) throws -> Sample {
         try time {
