@@ -305,9 +305,6 @@ extension ManagedObjectContext {
             object.rowVersion = 1
         }
         recordPermanentIDs(permanent)
-        // Only objects changed in this save can hold a temporary ID: relating an object to a
-        // new one changes both sides.
-        if !permanent.isEmpty { replaceObjectIDs(permanent, in: touched.values) }
         let rowsCached = !store.rowCache.isEmpty
         for index in plan.updates.indices {
             let object = plan.updates[index].object
@@ -325,9 +322,17 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
             if rowsCached { store.rowCache[object.objectID] = nil }
         }
-        for object in touched.values where !object.isDeleted {
+        // Temporary IDs become permanent in the values that hold them: only objects changed in
+        // this save can (relating an object to a new one changes both sides). One pass over
+        // the changed objects, which also commits their values: a loaded object's committed
+        // values become its values, IDs replaced, and its pending to-many edits are dropped,
+        // so only its values need replacing; a deleted object or a fault is replaced whole.
+        for object in touched.values {
+            if !permanent.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanent, in: CollectionOfOne(object)) }
+            guard !object.isDeleted else { continue }
             object.pendingToMany.removeAll()
             if !object.isFault {
+                if !permanent.isEmpty { object.storage.replaceObjectIDs(permanent) }
                 object.committed = object.storage
             }
         }
