@@ -119,7 +119,7 @@ extension ManagedObjectContext {
     /// forgets it at the next save.
     public func delete(_ object: ManagedObject) {
         checkAccess()
-        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        guard object.belongs(to: self), !object.isDeleted else { return }
         recordingChanges {
             willChange(object)
             object.isDeleted = true
@@ -258,7 +258,7 @@ extension ManagedObjectContext {
 
     /// Checks that `destination` may be put in `relationship` of `object`.
     func checkDestination(_ destination: ManagedObject, of relationship: RelationshipDescription, in object: ManagedObject) throws {
-        guard destination.managedObjectContext === self, object.managedObjectContext === self else {
+        guard destination.belongs(to: self), object.belongs(to: self) else {
             throw ManagedObjectError(.otherContext, entity: object.entity.name, objectID: object.objectID, key: relationship.name, "\(destination.objectID.uriRepresentation) belongs to another context: relationships join objects of one context")
         }
         guard model.inheritanceChain(of: destination.entity).contains(where: { $0.name == relationship.destinationEntityName }) else {

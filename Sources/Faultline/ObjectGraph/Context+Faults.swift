@@ -14,7 +14,7 @@ extension ManagedObjectContext {
     /// deleted objects are left alone.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkAccess()
-        guard object.managedObjectContext === self, !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
+        guard object.belongs(to: self), !object.objectID.isTemporaryID, !object.isInserted, !object.isDeleted else { return }
         noteRefresh(object)
         if parent != nil { return refreshFromParent(object, mergeChanges: mergeChanges) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }

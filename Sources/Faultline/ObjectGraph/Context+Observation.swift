@@ -303,7 +303,7 @@ extension ManagedObjectContext {
         for object in pending.changed {
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
-            let now = !object.isDeleted && object.managedObjectContext === self && registeredObjects[object.objectID] === object
+            let now = !object.isDeleted && object.belongs(to: self) && registeredObjects[object.objectID] === object
             switch (was, now) {
             case (false, true): inserted.append(object)
             case (true, false): deleted.append(object)

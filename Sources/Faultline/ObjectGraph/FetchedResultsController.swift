@@ -224,7 +224,7 @@ public final class FetchedResultsController {
         guard !gone.isEmpty || !candidates.isEmpty else { return }
         var list: [ManagedObject] = []
         var present: Set<ObjectIdentifier> = []
-        for object in current where !gone.contains(ObjectIdentifier(object)) && object.managedObjectContext === context {
+        for object in current where !gone.contains(ObjectIdentifier(object)) && object.belongs(to: context) {
             if changed.contains(ObjectIdentifier(object)), !matches(object) { continue }
             list.append(object)
             present.insert(ObjectIdentifier(object))
@@ -242,7 +242,7 @@ public final class FetchedResultsController {
     }
 
     private func matches(_ object: ManagedObject) -> Bool {
-        guard !object.isDeleted, object.managedObjectContext === context else { return false }
+        guard !object.isDeleted, object.belongs(to: context) else { return false }
         guard let predicate = fetchRequest.predicate else { return true }
         return (try? predicate.evaluate(with: object)) ?? false
     }

@@ -20,6 +20,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     }
     /// The link to the context, shared by all its objects (see ``ContextLink``).
     @exclusivity(unchecked) var contextLink: ContextLink?
+
+    /// Whether the object belongs to `context` (``managedObjectContext`` `=== context`),
+    /// told by the context's link alone: loading the weakly held context takes the runtime's
+    /// slow path, and a save asks this of every changed object.
+    @inline(__always)
+    final func belongs(to context: ManagedObjectContext) -> Bool { contextLink === context.link }
     /// The row version (`Z_OPT`) the values were read at.
     @exclusivity(unchecked) public internal(set) var rowVersion: Int64 = 0
 
