@@ -222,12 +222,18 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         // A loaded, whole object whose context does not check its uses: an attribute's slot
         // as it is, without loading the context (the path below gives the same value).
         // The key's slot is looked up once, again only if loading changed the layout.
-        var layout = storage.layout
-        var slot = layout.hasDuplicateNames ? nil : layout.slot(of: key)
-        if !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess, let slot, layout.kinds[slot] == .attribute {
-            let value = storage[slot: slot]
-            if !layout.hasExternalBinary || !(value is ExternalBinaryDataReference) { return value }
+        // The layout is borrowed for it (every object of the entity shares it: a retain and a
+        // release per value read were two atomic operations on one cache line).
+        let (found, isAttribute, external) = storage.layoutReference._withUnsafeGuaranteedRef { layout -> (Int?, Bool, Bool) in
+            guard !layout.hasDuplicateNames, let slot = layout.slot(of: key) else { return (nil, false, false) }
+            return (slot, layout.kinds[slot] == .attribute, layout.hasExternalBinary)
         }
+        if isAttribute, let found, !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess {
+            let value = storage[slot: found]
+            if !external || !(value is ExternalBinaryDataReference) { return value }
+        }
+        var layout = storage.layout
+        var slot = found
         guard let context = managedObjectContext else {
             return entity.relationship(named: key) == nil ? storage[key] : nil
         }

@@ -19,7 +19,12 @@ struct ObjectValues: Sequence {
     /// `ObjectExtras.layoutOwner`), a ``StoreRow`` or a decode plan — so it outlives them.
     /// (Retaining it cost two reference-count operations per object made, and one per copy of
     /// its values.)
-    unowned(unsafe) let layout: PropertyLayout
+    var layout: PropertyLayout { @inline(__always) get { layoutReference.takeUnretainedValue() } }
+    /// ``layout``, held without a reference count: borrowed through it (`_withUnsafeGuaranteedRef`,
+    /// read as a field of the values where they are, not through a method, which would copy
+    /// them) where a strong reference would cost a retain and a release on the one layout every
+    /// object of the entity shares: two atomic operations on one cache line per value read by key.
+    let layoutReference: Unmanaged<PropertyLayout>
     /// The object's own slots (empty while the values are a row of `page`).
     private var slots: ContiguousArray<StoredValue> = []
     /// The page whose row `base…` holds the values, until they are written.
@@ -35,18 +40,18 @@ struct ObjectValues: Sequence {
 
     /// No values.
     init(layout: PropertyLayout) {
-        self.layout = layout
+        layoutReference = Unmanaged.passUnretained(layout)
     }
 
     /// Values by slot (`slots.count` is the layout's count).
     init(layout: PropertyLayout, slots: ContiguousArray<StoredValue>) {
-        self.layout = layout
+        layoutReference = Unmanaged.passUnretained(layout)
         self.slots = slots
     }
 
     /// The values of the row at `base` of a page (`layout.count` slots from there).
     init(layout: PropertyLayout, page: RowPage, base: Int) {
-        self.layout = layout
+        layoutReference = Unmanaged.passUnretained(layout)
         self.page = page
         self.base = base
     }
