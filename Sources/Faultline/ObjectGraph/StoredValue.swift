@@ -53,9 +53,11 @@ enum StoredValue {
         }
     }
 
-    /// The value as `Any?` (nil for ``none``).
+    /// The value as `Any?` (nil for ``none``). Inlined: called out of line, the value was
+    /// copied for the call and destroyed after it (two more calls per value read by key).
     @usableFromInline
     var any: Any? {
+        @inline(__always) get {
         switch self {
         case .none: return nil
         case .int64(let v): return v
@@ -71,6 +73,7 @@ enum StoredValue {
         case .objectID(let v): return v
         case .objectIDs(let v): return v
         case .other(let box): return box.value
+        }
         }
     }
 
