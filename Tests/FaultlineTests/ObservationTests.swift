@@ -213,6 +213,38 @@ final class NotificationLog: @unchecked Sendable {  // `tokens` is set once, in 
         #expect(await iterator.next() == ContextChange(kind: .objectsDidChange, updated: [garage.objectID]))
     }
 
+    @Test func theStreamsEventHasTheIDsAtTheAnnouncementEvenWhenAnObserverSaves() async throws {
+        let (context, _) = try Self.open()
+        let events = context.changes
+        // An observer that saves on objects-did-change: the new object's ID becomes permanent
+        // while the announcement is under way.
+        nonisolated(unsafe) var saved = false
+        let token = NotificationCenter.default.addObserver(
+            forName: ManagedObjectContext.objectsDidChangeNotification, object: context, queue: nil
+        ) { _ in
+            guard !saved else { return }
+            saved = true
+            try? context.save()
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let kite = try context.insertObject(entityName: "Asset")
+        let temporary = kite.objectID
+        try context.processPendingChanges()
+        #expect(saved && !kite.objectID.isTemporaryID)
+        // The nested save's events reach the stream first (the outer announcement yields
+        // after its observers return); the outer one still names the ID it announced.
+        var received: [ContextChange] = []
+        for await event in events {
+            received.append(event)
+            if received.count == 3 { break }
+        }
+        #expect(received == [
+            ContextChange(kind: .willSave),
+            ContextChange(kind: .didSave, inserted: [kite.objectID]),
+            ContextChange(kind: .objectsDidChange, inserted: [temporary]),
+        ], "\(received)")
+    }
+
     @Test func aPerformBlockEndsTheEvent() throws {
         let (context, _) = try Self.open()
         let queue = ManagedObjectContext(coordinator: context.coordinator, concurrencyType: .privateQueue)

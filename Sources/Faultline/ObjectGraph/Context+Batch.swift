@@ -62,8 +62,7 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The transaction around a batch request, the history it records, and the row cache
-    /// entries it makes stale.
+    /// The transaction around a batch request and the history it records.
     private func runBatch(_ resultType: BatchResultType, _ body: (SQLiteStore) throws -> BatchOutcome) throws -> BatchResult {
         checkAccess()
         let store = self.store
@@ -90,8 +89,6 @@ extension ManagedObjectContext {
         // What the triggers wrote reaches objects when they are merged (refreshed).
         _ = store.triggerReports.drain()
         store.removeExternalFiles(outcome.obsoleteExternalFiles)
-        for id in outcome.updated { store.rowCache[id] = nil }
-        for id in outcome.deleted { store.rowCache[id] = nil }
         lastBatchChanges = SaveNotification(insertedObjectIDs: outcome.inserted, updatedObjectIDs: outcome.updated, deletedObjectIDs: outcome.deleted)
         switch resultType {
         case .statusOnly: return .status(true)

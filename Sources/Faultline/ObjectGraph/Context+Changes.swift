@@ -408,7 +408,7 @@ extension ManagedObjectContext {
     }
 
     /// Forgets every object (they are no longer registered; unsaved changes are lost) and
-    /// clears the undo stack and the store's row cache.
+    /// clears the undo stack.
     ///
     /// Announces it: ``objectsDidChangeNotification`` with the IDs of every object the context
     /// had under ``NotificationKey/invalidatedAllObjects`` (changes not announced yet are
@@ -427,7 +427,6 @@ extension ManagedObjectContext {
         propagatedDeletions.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
-        coordinator.performAndWait { store.rowCache.removeAll() }
         announcePendingChanges()
     }
 

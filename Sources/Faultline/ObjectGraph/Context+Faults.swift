@@ -18,7 +18,6 @@ extension ManagedObjectContext {
         noteRefresh(object)
         if parent != nil { return refreshFromParent(object, mergeChanges: mergeChanges) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-        store.rowCache[object.objectID] = nil
         if mergeChanges, object.hasPersistentChangedValues, let row = try? store.fetchRow(for: object.objectID) {
             let changes = object.changedValueIDs()
             object.storage.removeAll()
@@ -106,7 +105,10 @@ extension ManagedObjectContext {
             let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 if let existing = registeredObjects[id] {
-                    if existing.isFault { fill(existing, from: decoded.storeRow(at: index)) }
+                    if existing.isFault {
+                        existing.batchPosition = nil
+                        fill(existing, from: decoded.storeRow(at: index))
+                    }
                     return existing
                 }
                 let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
@@ -126,8 +128,8 @@ extension ManagedObjectContext {
         return object
     }
 
-    /// Loads a fault's values: from the coordinator's row cache when a relationship fault
-    /// already brought its row (no SQL), else from the store.
+    /// Loads a fault's values from the store (with its batch, for a fault of a batched
+    /// fetch; through the parent, in a child context).
     func fireFault(_ object: ManagedObject) throws {
         guard try fireFaultIfRowExists(object) else {
             throw FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store")
@@ -146,10 +148,6 @@ extension ManagedObjectContext {
         if let (batch, index) = object.batchPosition {
             try loadBatch(batch, containing: index)
             if !object.isFault { return true }
-        }
-        if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
-            fill(object, from: row)
-            return true
         }
         guard let row = try store.fetchRow(for: object.objectID) else { return false }
         fill(object, from: row)

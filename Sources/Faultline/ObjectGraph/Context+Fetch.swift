@@ -119,9 +119,7 @@ extension ManagedObjectContext {
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
                 let ids = level.compactMap { $0.storage.objectID(forKey: name) }.filter { seen.insert($0).inserted }
-                let missing = ids.filter { id in
-                    (store.rowCache.isEmpty || store.rowCache[id] == nil) && (registeredObjects[id]?.isFault ?? true)
-                }
+                let missing = ids.filter { registeredObjects[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
                 registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
@@ -135,14 +133,15 @@ extension ManagedObjectContext {
                 let pending = level.filter { $0.storage[name] == nil }
                 if !pending.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: pending.map(\.objectID.primaryKey))
-                    loaded.removeAll(keepingCapacity: true)
-                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                     var owned: [Int64: [ManagedObjectID]] = [:]
                     for (index, owner) in rows.owners.enumerated() {
                         guard let owner else { continue }
-                        owned[owner, default: []].append(loaded[index].objectID)
+                        owned[owner, default: []].append(rows.page.objectID(at: index))
                     }
+                    // The sources' to-manys first: a destination's awakeFromFetch then finds them set.
                     for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
+                    loaded.removeAll(keepingCapacity: true)
+                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
                 for source in level {
                     for id in source.storage.objectIDs(forKey: name) ?? [] where seen.insert(id).inserted {
@@ -158,16 +157,12 @@ extension ManagedObjectContext {
     /// then the request's prefetching for those objects.
     func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
         let objects = batch.range(containing: index).map { object(with: batch.keys.id(at: $0)) }
-        // The faults to load, by primary key; rows already in the row cache fill theirs now.
+        // The faults to load, by primary key.
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
         for object in objects where object.isFault {
             object.batchPosition = nil
-            if !store.rowCache.isEmpty, let row = store.rowCache.removeValue(forKey: object.objectID) {
-                fill(object, from: row)
-            } else {
-                keys.append(object.objectID.primaryKey)
-            }
+            keys.append(object.objectID.primaryKey)
         }
         if !keys.isEmpty {
             let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)

@@ -325,8 +325,10 @@ extension ManagedObjectContext {
 
     /// Tells the context's fetched-results controllers, `NotificationCenter.default` and the
     /// streams, in that order. The streams' event (sets of IDs) is made from `objects` only
-    /// when a stream is open: a save of 100,000 objects hashes each ID again to make it.
+    /// when a stream is open (a save of 100,000 objects hashes each ID again to make it), and
+    /// before anyone is told: an observer's save or fault could change the objects' IDs.
     func announce(_ kind: ContextChange.Kind, _ objects: ChangedObjects, event: ContextChange? = nil) {
+        let streamEvent = streams.isEmpty ? nil : event ?? objects.event(kind)
         for observer in internalObservers { observer.observer?.context(self, didAnnounce: kind, objects) }
         internalObservers.removeAll { $0.observer == nil }
         let name: Notification.Name
@@ -337,10 +339,10 @@ extension ManagedObjectContext {
         }
         NotificationCenter.default.post(name: name, object: self, userInfo: kind == .willSave ? nil : objects.userInfo)
         if kind == .didSave {
-            let event = event ?? objects.event(kind)
+            let event = streamEvent ?? event ?? objects.event(kind)
             NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.objectIDsUserInfo)
         }
-        if !streams.isEmpty { streams.yield(event ?? objects.event(kind)) }
+        if let streamEvent { streams.yield(streamEvent) }
     }
 
     /// Announces a save: the notifications, the streams, then ``didSave``.

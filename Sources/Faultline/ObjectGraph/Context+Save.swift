@@ -305,12 +305,7 @@ extension ManagedObjectContext {
             object.rowVersion = 1
         }
         recordPermanentIDs(permanent)
-        let rowsCached = !store.rowCache.isEmpty
-        for index in plan.updates.indices {
-            let object = plan.updates[index].object
-            object.rowVersion += 1
-            if rowsCached { store.rowCache[object.objectID] = nil }
-        }
+        for index in plan.updates.indices { plan.updates[index].object.rowVersion += 1 }
         var deletedIDs: [ManagedObjectID] = []
         var deletedObjects: [ManagedObject] = []
         for object in plan.deletes + plan.forgotten {
@@ -320,7 +315,6 @@ extension ManagedObjectContext {
             }
             if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
             object.managedObjectContext = nil
-            if rowsCached { store.rowCache[object.objectID] = nil }
         }
         // Temporary IDs become permanent in the values that hold them: only objects changed in
         // this save can (relating an object to a new one changes both sides). One pass over
@@ -383,7 +377,6 @@ extension ManagedObjectContext {
                 let mapping = store.mapping.entity(entityName)
             else { continue }
             let id = ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: report.primaryKey)
-            store.rowCache[id] = nil
             let attribute = entity.attribute(named: report.name)
                 ?? entity.attributes.first { mapping.attributeColumns[$0.name] == report.name }
             guard let attribute, let object = registeredObjects[id], !object.isFault else { continue }
@@ -440,7 +433,6 @@ extension ManagedObjectContext {
     private func resolveConflicts(_ objects: [ManagedObject], overwrite: inout Set<ObjectIdentifier>, lastAttempt: Bool) throws {
         var rows: [(ManagedObject, StoreRow?)] = []
         for object in objects {
-            store.rowCache[object.objectID] = nil
             rows.append((object, try store.fetchRow(for: object.objectID)))
         }
         if mergePolicy == .error || lastAttempt {
@@ -576,7 +568,6 @@ extension ManagedObjectContext {
             mergeChangesIntoChild(notification)
         } else {
             coordinator.storeLock.lock()
-            for id in notification.updatedObjectIDs + notification.deletedObjectIDs { store.rowCache[id] = nil }
             refreshAndForget(notification)
             coordinator.storeLock.unlock()
         }

@@ -7,7 +7,7 @@ public final class PersistentStoreCoordinator {
     public let model: ManagedObjectModel
     /// The store.
     public let store: SQLiteStore
-    /// Serializes every use of the store's one connection and its row cache by contexts on
+    /// Serializes every use of the store's one connection and its caches by contexts on
     /// different threads (recursive: a fetch may fire faults). See ``performAndWait(_:)``.
     let storeLock = NSRecursiveLock()
     /// The registered ``ManagedObjectSubclass`` classes (guarded by `storeLock`).

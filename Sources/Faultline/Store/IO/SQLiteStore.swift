@@ -94,9 +94,6 @@ public final class SQLiteStore {
     @exclusivity(unchecked) var idNamesByEntityNumber: [Int: UInt32] = [:]
     /// The metadata property list (`Z_PLIST`).
     public private(set) var metadata: [String: Any]
-    /// Rows read ahead of their objects (by a to-many relationship fault), so that firing those
-    /// objects' faults later needs no SQL.
-    @exclusivity(unchecked) var rowCache: [ManagedObjectID: StoreRow] = [:]
     /// Values the store's own triggers changed (derived attributes, counters), reported while
     /// a save runs, so the saving context can update its objects.
     let triggerReports = TriggerReports()
