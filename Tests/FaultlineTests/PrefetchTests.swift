@@ -68,6 +68,36 @@ import Testing
         #expect(changed.isUpdated)
     }
 
+    @Test func aToManyPrefetchIsWhatFiringTheFaultGivesChangesIncluded() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var byLabel = FetchRequest(entityName: "Location")
+        byLabel.sortDescriptors = [FLSortDescriptor(key: "label")]
+        // The locations loaded, their inventories not fired; one inventory moved from the
+        // garage to the office meanwhile (each location records the edit, unfired).
+        let locations = Array(try context.fetch(byLabel))
+        let (garage, office) = (locations[0], locations[2])
+        #expect(garage.value(forKey: "label") as? String == "Garage" && office.value(forKey: "label") as? String == "Office")
+        var four = FetchRequest(entityName: "Inventory")
+        four.predicate = try FLPredicate(format: "count == %@", 2)
+        let moved = try #require(try context.fetch(four).first)
+        try moved.setValue(office, forKey: "location")
+        #expect(garage.hasFault(forRelationshipNamed: "inventories") && office.hasFault(forRelationshipNamed: "inventories"))
+        var request = byLabel
+        request.relationshipKeyPathsForPrefetching = ["inventories"]
+        let before = statements.sql.count
+        _ = try context.fetch(request)
+        #expect(statements.sql.count == before + 2)  // the locations, then their inventories
+        // The edits are applied on top of the store's rows, as firing the faults applies them.
+        let garageItems = (garage.value(forKey: "inventories") as? [ManagedObject]) ?? []
+        let officeItems = (office.value(forKey: "inventories") as? [ManagedObject]) ?? []
+        #expect(!garageItems.contains { $0 === moved } && garageItems.count == 1)
+        #expect(officeItems.contains { $0 === moved } && officeItems.count == 4)
+        #expect(statements.sql.count == before + 2)
+        // A prefetched to-many is the committed value: only the moved inventory's ends changed.
+        #expect(locations[1].changedValues().isEmpty && !locations[1].isUpdated)
+        #expect(Set(context.updatedObjects.map(\.objectID)) == [garage.objectID, office.objectID, moved.objectID])
+    }
+
     @Test func batchedFetchesLoadRowsABatchAtATime() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")

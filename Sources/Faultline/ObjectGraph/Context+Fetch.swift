@@ -138,8 +138,15 @@ extension ManagedObjectContext {
                         guard let owner else { continue }
                         owned[owner, default: []].append(rows.page.objectID(at: index))
                     }
-                    // The sources' to-manys first: a destination's awakeFromFetch then finds them set.
-                    for source in pending { source.storage[name] = owned[source.objectID.primaryKey] ?? [] }
+                    // The sources' to-manys first (a destination's awakeFromFetch then finds them
+                    // set), as firing each one's fault sets it: the store's IDs are its committed
+                    // value, and edits made while it was a fault are applied on top.
+                    for source in pending {
+                        var ids = owned[source.objectID.primaryKey] ?? []
+                        source.committed[name] = ids
+                        if let edits = source.pendingToMany.removeValue(forKey: name) { ids = edits.applied(to: ids) }
+                        source.storage[name] = ids
+                    }
                     loaded.removeAll(keepingCapacity: true)
                     registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
