@@ -107,7 +107,7 @@ extension ManagedObjectContext {
                 if let existing = registeredObjects[id] {
                     if existing.isFault {
                         existing.batchPosition = nil
-                        fill(existing, from: decoded.storeRow(at: index))
+                        fill(existing, from: decoded, at: index)
                     }
                     return existing
                 }
@@ -120,12 +120,6 @@ extension ManagedObjectContext {
             }
             objects.append(registered)
         }
-    }
-
-    func register(row: StoreRow) -> ManagedObject {
-        let object = registeredObject(for: row.objectID, entity: row.entity, reachedThrough: nil)
-        if object.isFault { fill(object, from: row) }
-        return object
     }
 
     /// Loads a fault's values from the store (with its batch, for a fault of a batched
