@@ -97,6 +97,7 @@ extension ManagedObjectContext {
         let hooks = !classBindings.isEmpty
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
+        let originNumber = FaultOrigins.number(origin)  // numbered once for the page
         registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
@@ -113,7 +114,7 @@ extension ManagedObjectContext {
                 }
                 let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                if let origin { object.faultOrigin = origin }
+                if originNumber != 0 { object.faultOriginNumber = originNumber }
                 registeredObjects[id] = object
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object

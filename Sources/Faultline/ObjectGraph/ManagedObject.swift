@@ -50,9 +50,15 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// deleted) before its first change since the context last announced its changes
     /// (`Context+Observation.swift`); nil when it has not changed since.
     @exclusivity(unchecked) var wasVisibleBeforeEvent: Bool?
+    /// ``faultOrigin`` as its number in ``FaultOrigins`` (0: none). Four bytes in the padding
+    /// after the flags, where a `String?` took sixteen of its own in every object.
+    @exclusivity(unchecked) var faultOriginNumber: UInt32 = 0
     /// The relationship through which this object was first reached as a fault
     /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
-    @exclusivity(unchecked) public internal(set) var faultOrigin: String?
+    public internal(set) var faultOrigin: String? {
+        get { FaultOrigins.origin(faultOriginNumber) }
+        set { faultOriginNumber = FaultOrigins.number(newValue) }
+    }
 
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
@@ -495,4 +501,32 @@ final class ObjectExtras {
     @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
     @exclusivity(unchecked) var partialKeys: Set<String>?
     @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
+}
+
+/// The fault origins of the process (`"Inventory.asset"`: an entity's name and one of its
+/// relationships), numbered once each, so that an object keeps its origin in four bytes.
+/// There are as many as the relationships of the models a process opens.
+enum FaultOrigins {
+    private static let lock = NSLock()
+    // Both written only under `lock`.
+    nonisolated(unsafe) private static var numbers: [String: UInt32] = [:]
+    nonisolated(unsafe) private static var origins: [String] = []
+
+    /// The number of an origin (0 for nil), numbering it if it is new.
+    static func number(_ origin: String?) -> UInt32 {
+        guard let origin else { return 0 }
+        return lock.withLock {
+            if let number = numbers[origin] { return number }
+            origins.append(origin)
+            let number = UInt32(origins.count)
+            numbers[origin] = number
+            return number
+        }
+    }
+
+    /// The origin of a number given out by ``number(_:)`` (nil for 0).
+    static func origin(_ number: UInt32) -> String? {
+        guard number > 0 else { return nil }
+        return lock.withLock { Int(number) <= origins.count ? origins[Int(number) - 1] : nil }
+    }
 }
