@@ -6,7 +6,8 @@ import Testing
 
 /// The rows a save writes: each UPDATE sets the object's changed columns only, rows changed in
 /// the same columns share a statement, and an entity wider than 64 columns is written the
-/// same way (its changed columns are listed, not a bit mask).
+/// same way (its changed columns are listed, not a bit mask). Widths around 31 and 63 cross
+/// the written-slot masks' limits (an object's values track 31 slots one by one).
 @Suite struct SaveRowTests {
     static func open(attributes: Int) throws -> (ManagedObjectContext, Recorder) {
         let entity = EntityDescription(name: "Wide", attributes: (0..<attributes).map { AttributeDescription(name: "a\($0)", type: .integer64) })
@@ -18,7 +19,7 @@ import Testing
         return (ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: store)), recorder)
     }
 
-    @Test(arguments: [5, 63, 64, 65, 70])
+    @Test(arguments: [5, 30, 31, 32, 33, 63, 64, 65, 70])
     func updatesSetTheChangedColumnsOfEachRow(attributes: Int) throws {
         let (context, sql) = try Self.open(attributes: attributes)
         var objects: [ManagedObject] = []
@@ -48,5 +49,12 @@ import Testing
         #expect(rows.map { $0.value(forKey: "a\(last)") as? Int64 } == [11, 11, nil, nil])
         #expect(rows.map { $0.value(forKey: "a\(last / 2)") as? Int64 } == [nil, nil, 12, nil])
         #expect(rows.map(\.rowVersion) == [2, 2, 2, 1])
+        // A fetched object (its values a row of the fetch's page) sees a change in any column,
+        // past the slots its written-slot mask has a bit of its own for too.
+        try rows[3].setValue(Int64(13), forKey: "a\(last)")
+        #expect(rows[3].changedValues().keys.sorted() == ["a\(last)"])
+        try rows[3].setValue(nil, forKey: "a\(last)")
+        #expect(rows[3].changedValues().isEmpty)
+        #expect(rows[0].changedValues().isEmpty && !rows[0].hasChanges)
     }
 }

@@ -29,14 +29,24 @@ struct ObjectValues: Sequence {
     private var slots: ContiguousArray<StoredValue> = []
     /// The page whose row `base…` holds the values, until they are written.
     private var page: RowPage?
-    private var base = 0
-    private var extra: [String: Any]?
+    /// The index of the row's first value in `page` (a page holds at most
+    /// ``DecodedPage/slotsPerPage`` values). 32 bits, beside `written`'s 32: the two share
+    /// one word, and the value set is 40 bytes, not 48 — an object holds two.
+    private var base: UInt32 = 0
     /// The slots written since these values were made (bit n for slot n; the top bit for
-    /// "any": slots past 62, a removal of all values). Comparing an object's values with its
+    /// "any": slots past 30, a removal of all values). Comparing an object's values with its
     /// committed ones looks at these slots only: two value sets assigned from the same source
     /// agree everywhere else.
-    private var written: UInt64 = 0
-    private static let anySlot: UInt64 = 1 << 63
+    private var written: UInt32 = 0
+    /// Values of keys the layout lacks (an entity built without a model).
+    private var extra: [String: Any]?
+    private static let anySlot: UInt32 = 1 << 31
+    /// The slots `written` has a bit of their own for; past them, a write sets ``anySlot``.
+    private static let trackedSlots = 31
+
+    /// The bit of `written` for a slot.
+    @inline(__always)
+    private static func bit(_ slot: Int) -> UInt32 { slot < trackedSlots ? 1 << UInt32(slot) : anySlot }
 
     /// No values.
     init(layout: PropertyLayout) {
@@ -52,8 +62,9 @@ struct ObjectValues: Sequence {
     /// The values of the row at `base` of a page (`layout.count` slots from there).
     init(layout: PropertyLayout, page: RowPage, base: Int) {
         layoutReference = Unmanaged.passUnretained(layout)
+        precondition(base >= 0 && base <= UInt32.max, "row page base \(base) out of range")
         self.page = page
-        self.base = base
+        self.base = UInt32(truncatingIfNeeded: base)
     }
 
     /// The number of slots held (0 when there are no values).
@@ -62,7 +73,7 @@ struct ObjectValues: Sequence {
     /// Copies the row out of its page, before a write.
     private mutating func ownSlots() {
         guard let page else { return }
-        slots = page.values(in: base..<base + layout.count)
+        slots = page.values(in: Int(base)..<Int(base) + layout.count)
         self.page = nil
     }
 
@@ -92,11 +103,11 @@ struct ObjectValues: Sequence {
     /// The typed value in a slot of the layout.
     subscript(stored slot: Int) -> StoredValue {
         @inline(__always) get {
-            if let page { return page[base + slot] }
+            if let page { return page[Int(base) + slot] }
             return slot < slots.count ? slots[slot] : .none
         }
         set {
-            written |= slot < 63 ? 1 << UInt64(slot) : Self.anySlot
+            written |= Self.bit(slot)
             ownSlots()
             if slots.isEmpty {
                 if newValue.isNone { return }
@@ -188,7 +199,7 @@ struct ObjectValues: Sequence {
             if shared { return false }
         }
         let mask = written | other.written
-        for slot in 0..<layout.count where mask & Self.anySlot != 0 || (slot < 63 && mask & (1 << UInt64(slot)) != 0) {
+        for slot in 0..<layout.count where mask & (Self.anySlot | Self.bit(slot)) != 0 {
             if !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
         }
         return false
@@ -217,7 +228,7 @@ struct ObjectValues: Sequence {
     /// ``differs(from:at:)`` by slot, for values of one layout.
     @inline(__always)
     func differs(from other: ObjectValues, atSlot slot: Int) -> Bool {
-        if slot < 63, (written | other.written) & (Self.anySlot | 1 << UInt64(slot)) == 0 { return false }
+        if (written | other.written) & (Self.anySlot | Self.bit(slot)) == 0 { return false }
         return !StoredValue.same(self[stored: slot], other[stored: slot])
     }
 
