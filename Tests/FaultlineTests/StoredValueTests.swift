@@ -69,3 +69,12 @@ import Testing
         }
     }
 }
+
+/// An object is made for every row fetched and holds two value sets: their size is what a
+/// fetch writes and frees per row (Performance.md). A field added to `ObjectValues` fails here,
+/// so that its cost is decided, not incidental.
+@Suite struct ObjectValuesSizeTests {
+    @Test func aValueSetIsFortyBytes() {
+        #expect(MemoryLayout<ObjectValues>.size == 40)
+    }
+}
