@@ -107,8 +107,12 @@ extension ManagedObjectContext {
     func prefetch(_ keyPath: String, from sources: [ManagedObject]) throws {
         var level = sources.filter { !$0.objectID.isTemporaryID }
         var loaded: [ManagedObject] = []
-        for name in keyPath.split(separator: ".").map(String.init) {
+        let names = keyPath.split(separator: ".").map(String.init)
+        for (step, name) in names.enumerated() {
             guard let first = level.first else { return }
+            // The destinations are the next step's sources; after the last step no one reads
+            // them (a look-up in the registry per destination for nothing).
+            let isLast = step == names.count - 1
             guard let relationship = first.entity.relationship(named: name) else {
                 throw FetchRequestError("keypath \(name) not found in entity \(first.entity.name)")
             }
@@ -128,7 +132,7 @@ extension ManagedObjectContext {
                     loaded.removeAll(keepingCapacity: true)
                     registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
-                next = ids.map { object(with: $0, reachedThrough: origin) }
+                if !isLast { next = ids.map { object(with: $0, reachedThrough: origin) } }
             } else {
                 let pending = level.filter { $0.storage[name] == nil }
                 if !pending.isEmpty {
@@ -150,7 +154,7 @@ extension ManagedObjectContext {
                     loaded.removeAll(keepingCapacity: true)
                     registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
-                for source in level {
+                for source in level where !isLast {
                     for id in source.storage.objectIDs(forKey: name) ?? [] where seen.insert(id).inserted {
                         next.append(object(with: id, reachedThrough: origin))
                     }
