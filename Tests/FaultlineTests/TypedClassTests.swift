@@ -192,6 +192,41 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(!probe.hasChanges && !context.hasChanges)
     }
 
+    /// A fetch into a fresh context makes each row's object before it looks in the registry;
+    /// an object a lifecycle method of an earlier row registered (here a fault reached from
+    /// `awakeFromFetch`) is still the one the fetch returns, filled from its row.
+    @Test func anObjectAnEarlierRowRegisteredIsTheOneTheFetchReturns() throws {
+        final class Node: ManagedObject, ManagedObjectSubclass {
+            class var entityName: String { "Node" }
+            class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string), .toOne("next", Node.self)] }
+            var name: String? { attributeValue(at: 0, named: "name") }
+            var next: Node? { toOneValue(at: 1, named: "next") }
+            override func awakeFromFetch() { _ = next }
+        }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+                RelationshipDescription(name: "next", destination: "Node", inverse: "previous"),
+                RelationshipDescription(name: "previous", destination: "Node", inverse: "next"),
+            ])
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        try coordinator.registerClasses([Node.self])
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        let a = try writer.insertObject(entityName: "Node"), b = try writer.insertObject(entityName: "Node")
+        try a.setValue("a", forKey: "name")
+        try b.setValue("b", forKey: "name")
+        try a.setValue(b, forKey: "next")
+        try writer.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Node")
+        request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
+        let nodes = try context.fetch(request).map { try #require($0 as? Node) }
+        #expect(nodes.map(\.name) == ["a", "b"])
+        #expect(nodes[0].next === nodes[1])
+        #expect(!nodes[1].isFault)
+        #expect(context.registeredObjects.count == 2)
+    }
+
     @Test func perKeyValidationChecksAndReplacesValues() throws {
         let (context, _, _) = try Self.open()
         let asset = try InventoryAsset(context: context)
