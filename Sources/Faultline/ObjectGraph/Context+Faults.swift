@@ -91,21 +91,26 @@ extension ManagedObjectContext {
     /// One loop with the page's parts held once: per row, no reference count moves but the
     /// object's own. `origin` (a prefetch's relationship) is recorded on the objects made, as
     /// on a fault reached through it, for the fault statistics should one become a fault again.
-    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil) {
+    ///
+    /// `mostlyNew` says that few of the rows' objects are registered already (by default:
+    /// when nothing is), so each row's object is made before the registry is looked at.
+    func registerObjects(
+        of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil, mostlyNew: Bool? = nil
+    ) {
         let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
-        // Into a context with nothing registered (a fresh one: the common case of a fetch),
-        // a row's object is made first and registered in the same look-up that would have
+        // Into a context with nothing registered (a fresh one: the common case of a fetch), or
+        // for rows known to be mostly new (a prefetch's), a row's object is made first and registered in the same look-up that would have
         // found an object already there (`updateValue`: one probe of the table, not a look-up
         // and then an insertion). An object can only be there if a lifecycle method of an
         // earlier row registered it; it is put back and the one made dropped. Otherwise, look
         // first, make after. (`subscript(_:default:)` would also probe once, but its default
         // is a closure kept across the access: an allocation per row.)
-        let madeFirst = registeredObjects.isEmpty
+        let madeFirst = mostlyNew ?? registeredObjects.isEmpty
         registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
