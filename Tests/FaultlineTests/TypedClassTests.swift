@@ -192,9 +192,9 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(!probe.hasChanges && !context.hasChanges)
     }
 
-    /// A fetch into a fresh context makes each row's object before it looks in the registry;
-    /// an object a lifecycle method of an earlier row registered (here a fault reached from
-    /// `awakeFromFetch`) is still the one the fetch returns, filled from its row.
+    /// An object a lifecycle method of an earlier row of the same fetch registered (here a
+    /// fault reached from `awakeFromFetch`, in a fresh context) is the one the fetch returns
+    /// for its row, filled from it: uniquing holds inside one page too.
     @Test func anObjectAnEarlierRowRegisteredIsTheOneTheFetchReturns() throws {
         final class Node: ManagedObject, ManagedObjectSubclass {
             class var entityName: String { "Node" }

@@ -91,26 +91,13 @@ extension ManagedObjectContext {
     /// One loop with the page's parts held once: per row, no reference count moves but the
     /// object's own. `origin` (a prefetch's relationship) is recorded on the objects made, as
     /// on a fault reached through it, for the fault statistics should one become a fault again.
-    ///
-    /// `mostlyNew` says that few of the rows' objects are registered already (by default:
-    /// when nothing is), so each row's object is made before the registry is looked at.
-    func registerObjects(
-        of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil, mostlyNew: Bool? = nil
-    ) {
+    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil) {
         let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
-        // Into a context with nothing registered (a fresh one: the common case of a fetch), or
-        // for rows known to be mostly new (a prefetch's), a row's object is made first and registered in the same look-up that would have
-        // found an object already there (`updateValue`: one probe of the table, not a look-up
-        // and then an insertion). An object can only be there if a lifecycle method of an
-        // earlier row registered it; it is put back and the one made dropped. Otherwise, look
-        // first, make after. (`subscript(_:default:)` would also probe once, but its default
-        // is a closure kept across the access: an allocation per row.)
-        let madeFirst = mostlyNew ?? registeredObjects.isEmpty
         registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
@@ -118,35 +105,17 @@ extension ManagedObjectContext {
             // (and its entity) from the array for each row retained and released both.
             let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
-                var made: ManagedObject?
-                let existing: ManagedObject?
-                if madeFirst {
-                    let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
-                    existing = registeredObjects.updateValue(object, forKey: id)
-                    if let existing {
-                        registeredObjects[id] = existing  // it stays; the object made is dropped
-                    } else {
-                        made = object
-                    }
-                } else {
-                    existing = registeredObjects[id]
-                }
-                if let existing {
+                if let existing = registeredObjects[id] {
                     if existing.isFault {
                         existing.batchPosition = nil
                         fill(existing, from: decoded, at: index)
                     }
                     return existing
                 }
-                let object: ManagedObject
-                if let made {
-                    object = made
-                } else {
-                    object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
-                    registeredObjects[id] = object
-                }
+                let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
+                registeredObjects[id] = object
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object
             }

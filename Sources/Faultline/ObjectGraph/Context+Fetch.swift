@@ -123,21 +123,14 @@ extension ManagedObjectContext {
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
                 let ids = level.compactMap { $0.storage.objectID(forKey: name) }.filter { seen.insert($0).inserted }
-                var unregistered = 0  // of the missing: not even a fault yet
-                let missing = ids.filter { id in
-                    guard let object = registeredObjects[id] else {
-                        unregistered += 1
-                        return true
-                    }
-                    return object.isFault
-                }
+                let missing = ids.filter { registeredObjects[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
                 registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
                     loaded.removeAll(keepingCapacity: true)
-                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin, mostlyNew: unregistered * 2 > missing.count)
+                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
                 if !isLast { next = ids.map { object(with: $0, reachedThrough: origin) } }
             } else {
