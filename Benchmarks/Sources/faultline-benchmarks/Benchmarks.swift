@@ -4,6 +4,8 @@ import Foundation
 final class Benchmarks {
     let quick: Bool
     let only: Set<String>?
+    /// Whether the process runs with `--steady-heap` (said in the report's header).
+    let steadyHeap: Bool
     let harness: Harness
     let folder: URL
     let faultline: FaultlineBench
@@ -16,9 +18,10 @@ final class Benchmarks {
     var predicates: Int { quick ? 5_000 : 100_000 }
     var rounds: Int { quick ? 1 : 7 }
 
-    init(quick: Bool, only: Set<String>?) throws {
+    init(quick: Bool, only: Set<String>?, steadyHeap: Bool = false) throws {
         self.quick = quick
         self.only = only
+        self.steadyHeap = steadyHeap
         harness = Harness(quick: quick)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-benchmarks-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -65,6 +68,7 @@ final class Benchmarks {
             - SQLite \(RawDatabase.version); pragmas (all variants, same store files): \(pragmas)
             - \(info.activeProcessorCount) cores, \(info.physicalMemory / 1_073_741_824) GiB; \(info.operatingSystemVersionString)
             - each workload: one warm-up round, then \(rounds) rounds of its variants interleaved (A B C A B C …)
+            - allocator: \(steadyHeap ? "--steady-heap (glibc's trim and mapping thresholds fixed for this process; the memory workload's children keep the defaults)" : "glibc's defaults")
 
             """)
         print(harness.table())

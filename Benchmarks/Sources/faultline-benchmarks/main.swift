@@ -1,10 +1,13 @@
+import CBenchSQLite
 import Foundation
 
-// faultline-benchmarks [--quick] [--only NAME,…]
+// faultline-benchmarks [--quick] [--only NAME,…] [--steady-heap]
 //
 // Every workload runs its raw C, GRDB and Faultline variants interleaved in this process and
 // prints a Markdown table: min and median per variant and the median's ratio to raw C.
 // `--memory-child VARIANT STORE` is the child process of the memory workload (internal).
+// `--steady-heap` fixes glibc's allocator thresholds for this process, for every variant alike:
+// a diagnostic for A/B runs (Performance.md, eighth round), not how the targets are read.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -19,13 +22,18 @@ if arguments.first == "--memory-child" {
 }
 
 let quick = arguments.contains("--quick")
+let steadyHeap = arguments.contains("--steady-heap")
+if steadyHeap, bench_steady_heap() == 0 {
+    log("error: --steady-heap: mallopt refused a setting")
+    exit(1)
+}
 var only: Set<String>?
 if let i = arguments.firstIndex(of: "--only"), i + 1 < arguments.count {
     only = Set(arguments[i + 1].split(separator: ",").map(String.init))
 }
 
 do {
-    try Benchmarks(quick: quick, only: only).run()
+    try Benchmarks(quick: quick, only: only, steadyHeap: steadyHeap).run()
 } catch {
     log("error: \(error)")
     exit(1)
