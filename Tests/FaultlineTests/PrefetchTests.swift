@@ -102,19 +102,73 @@ import Testing
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
-        // Held in an array, the objects stay made; `FetchedResults` alone lets go of a batch
-        // when it moves on (next test).
-        let inventories = Array(try context.fetch(request))
+        let results = try context.fetch(request)
         expectSQL(statements.sql, ["SELECT 0, t0.Z_PK FROM ZINVENTORY t0"])
-        #expect(inventories.count == 8 && inventories.allSatisfy(\.isFault))
-        #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
+        #expect(results.count == 8 && context.registeredObjects.isEmpty)
+        // Reaching an object reads its batch's rows in one statement (Core Data's
+        // `objectAtIndex:`): the batch's objects come loaded, not as faults.
+        let fifth = results[4]
         let batchSQL = "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3"
-        #expect(statements.sql.last == batchSQL)
-        #expect(inventories[3...5].allSatisfy { !$0.isFault })
-        #expect(inventories[0...2].allSatisfy(\.isFault) && inventories[6...].allSatisfy(\.isFault))
+        #expect(statements.sql.count == 2 && statements.sql.last == batchSQL)
+        #expect(!fifth.isFault && context.registeredObjects.count == 3)
+        #expect(context.registeredObjects.values.allSatisfy { !$0.isFault })
+        #expect(fifth.value(forKey: "count") as? Int16 == 1)
+        #expect(statements.sql.count == 2)
+        // Copied into an array, every batch is read (and every object kept); the object held
+        // here is not read again: the second batch's statement reads the other two.
+        let inventories = Array(results)
+        #expect(inventories[4] === fifth && inventories.allSatisfy { !$0.isFault })
+        #expect(statements.sql.count == 5 && statements.sql.allSatisfy { $0 == batchSQL || $0 == "SELECT 0, t0.Z_PK FROM ZINVENTORY t0" })
         let counts = inventories.map { $0.value(forKey: "count") as? Int16 }
         #expect(counts == [12, 30, 1, 2, 1, 4, 1, 6])
-        #expect(statements.sql.count == 4)
+        #expect(statements.sql.count == 5)
+    }
+
+    @Test func aBatchKeepsItsRegisteredObjectsFillsItsFaultsAndLeavesAGoneRowAFault() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Inventory.sqlite")
+        try FileManager.default.copyItem(at: InventoryStoreTests.storeURL, to: url)
+        let model = try ManagedObjectModel(contentsOf: InventoryStoreTests.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: false))
+        let statements = SQLStatements()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
+        }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        request.sortDescriptors = [FLSortDescriptor(key: "count", ascending: false)]
+        let ids = try context.fetchObjectIDs(request)
+        let results = try context.fetch(request)
+        #expect(results.count == 8 && ids.count == 8)
+        // Before the first batch is reached: its first object loaded and changed, its second a
+        // fault, and its third's row deleted by another context.
+        let changed = context.object(with: ids[0])
+        try changed.setValue(Int16(99), forKey: "count")
+        let fault = context.object(with: ids[1])
+        #expect(fault.isFault)
+        let other = ManagedObjectContext(coordinator: coordinator)
+        other.delete(other.object(with: ids[2]))
+        try other.save()
+        statements.removeAll()
+        // The keys are in the sort's order, not the keys' (30, 12, 6 …): rows are matched by key.
+        #expect(results[0] === changed && results[1] === fault)
+        #expect(statements.sql.count == 1)
+        #expect(statements.arguments.last == [], "the keys go in an int-array table, not as arguments")
+        #expect(changed.value(forKey: "count") as? Int16 == 99 && changed.isUpdated)
+        #expect(!fault.isFault && fault.value(forKey: "count") as? Int16 == 12)
+        let gone = results[2]
+        #expect(gone.objectID == ids[2] && gone.isFault)
+        #expect(context.registeredObjects[ids[2]] === gone)
+        #expect(statements.sql.count == 1)
+        // The second batch: nothing registered before, every row made into an object, in the
+        // sort's order though its keys descend and its rows come back ascending.
+        let second = (3..<6).map { results[$0] }
+        #expect(second.map(\.objectID) == Array(ids[3..<6]))
+        #expect(second.allSatisfy { !$0.isFault })
+        #expect(second.map { $0.value(forKey: "count") as? Int16 } == [4, 2, 1])
+        #expect(statements.sql.count == 2)
     }
 
     @Test func fetchedResultsHoldOneBatchAndLetGoOfTheObjectsNobodyHolds() throws {
@@ -136,9 +190,11 @@ import Testing
         #expect(statements.sql.count == 4)  // the keys, then one statement per batch
         #expect(kept.map { context.registeredObjects[$0.objectID] === $0 } == true)
         #expect(kept?.isFault == false)
-        // Going back to a batch makes its objects again; the held one is the same object.
+        // Going back to a batch makes its objects again; the held one is the same object, and
+        // only the others' rows are read.
         #expect(results[1] === kept)
-        #expect(results[0].isFault)
+        #expect(!results[0].isFault)
+        #expect(statements.sql.count == 5)
     }
 
     @Test func fetchedResultsWithoutABatchSizeAreTheFetchedObjects() throws {

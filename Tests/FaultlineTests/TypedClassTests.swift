@@ -194,14 +194,17 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
 
     /// An object a lifecycle method of an earlier row of the same fetch registered (here a
     /// fault reached from `awakeFromFetch`, in a fresh context) is the one the fetch returns
-    /// for its row, filled from it: uniquing holds inside one page too.
-    @Test func anObjectAnEarlierRowRegisteredIsTheOneTheFetchReturns() throws {
+    /// for its row, filled from it: uniquing holds inside one page too. So with a batch size,
+    /// where a batch's objects are all registered before any is awoken.
+    @Test(arguments: [0, 2]) func anObjectAnEarlierRowRegisteredIsTheOneTheFetchReturns(batchSize: Int) throws {
         final class Node: ManagedObject, ManagedObjectSubclass {
             class var entityName: String { "Node" }
             class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string), .toOne("next", Node.self)] }
             var name: String? { attributeValue(at: 0, named: "name") }
             var next: Node? { toOneValue(at: 1, named: "next") }
-            override func awakeFromFetch() { _ = next }
+            /// The object `next` was when this one awoke.
+            var nextWhenAwoken: Node?
+            override func awakeFromFetch() { nextWhenAwoken = next }
         }
         let model = try ManagedObjectModel(entities: [
             EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
@@ -220,9 +223,11 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Node")
         request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
+        request.fetchBatchSize = batchSize
         let nodes = try context.fetch(request).map { try #require($0 as? Node) }
         #expect(nodes.map(\.name) == ["a", "b"])
         #expect(nodes[0].next === nodes[1])
+        #expect(nodes[0].nextWhenAwoken === nodes[1])
         #expect(!nodes[1].isFault)
         #expect(context.registeredObjects.count == 2)
     }

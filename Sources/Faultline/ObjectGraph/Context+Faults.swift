@@ -163,7 +163,9 @@ extension ManagedObjectContext {
     }
 
     /// ``fill(_:from:)`` with row `index` of a decoded page (no ``StoreRow`` made).
-    func fill(_ object: ManagedObject, from page: DecodedPage, at index: Int) {
+    /// `awakes` false leaves ``awakeFromFetch(_:)`` to the caller (a batch calls it once all
+    /// its rows' objects are registered).
+    func fill(_ object: ManagedObject, from page: DecodedPage, at index: Int, awakes: Bool = true) {
         let row = page.rows[index]
         let layout = page.plans[row.plan].layout
         if object.storage.isEmpty && object.committed.isEmpty {
@@ -175,7 +177,7 @@ extension ManagedObjectContext {
         }
         // As fillValues(_:from:) for a StoreRow: a sub-entity's row keeps its layout's owner.
         if !object.isFault, layout !== object.entity.propertyLayout { object.keepLayout(of: page.rowEntity(at: index)) }
-        if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+        if awakes, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
     }
 
     /// Whether an object is an instance of a registered subclass, whose lifecycle methods

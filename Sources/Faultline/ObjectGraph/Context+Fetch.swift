@@ -13,8 +13,9 @@ extension ManagedObjectContext {
     /// With a ``FetchRequest/fetchBatchSize`` the store reads only the objects' keys (`SELECT
     /// 0, t0.Z_PK FROM …`), and the returned ``FetchedResults`` makes the objects a batch at a
     /// time as it is read, letting go of the batch read before: one call does not make a
-    /// million objects. Touching one object of a batch loads the whole batch's values in one
-    /// statement. Without a batch size every object is made at once, its values loaded.
+    /// million objects. Reaching an index reads its whole batch's values in one statement, as
+    /// Core Data's batch-faulting array does. Without a batch size every object is made at
+    /// once, its values loaded.
     ///
     /// With ``FetchRequest/includesPendingChanges`` (the default) the result also reflects
     /// unsaved changes: deleted objects are left out, inserted objects of the entity that
@@ -196,6 +197,125 @@ extension ManagedObjectContext {
         for keyPath in batch.prefetching {
             try prefetch(keyPath, from: objects)
         }
+    }
+
+    /// The objects of one batch of a batched fetch as ``FetchedResults`` reaches it, their
+    /// values loaded: Core Data's batch-faulting array fetches a batch's rows when one of its
+    /// objects is reached (`objectAtIndex:`), in one statement, and hands out objects, not
+    /// faults. The batch's objects already registered are kept (a loaded or changed one as it
+    /// is; a fault is filled), the others are made from their rows; then the request's
+    /// prefetching runs for the batch.
+    ///
+    /// The subscript that asks cannot throw: when the rows cannot be read, the batch's
+    /// objects are made as faults that load their batch when touched (``loadBatch(_:containing:)``),
+    /// which then reports the error where a fault's error is reported. So does a fetch
+    /// without property values (its faults load one by one).
+    ///
+    /// The array's elements are optional but every one is set (``FetchedResults`` keeps the
+    /// array as it is made).
+    func batchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int) -> [ManagedObject?] {
+        if batch.loadsBatches, parent == nil {
+            coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
+            if let objects = try? loadedBatchObjects(batch, range: range, reaching: index) {
+                // As when a fault of the batch loads it: a failed prefetch leaves the
+                // relationships to fire their own faults.
+                if !batch.prefetching.isEmpty {
+                    let sources = objects.compactMap { $0 }
+                    for keyPath in batch.prefetching { try? prefetch(keyPath, from: sources) }
+                }
+                return objects
+            }
+        }
+        return range.map { batch.object(at: $0, in: self) }
+    }
+
+    /// ``batchObjects(_:range:reaching:)``'s load: each key looked up once, the rows of those
+    /// not loaded read in one statement and matched to their places in key order (the order
+    /// `Z_PK IN (…)` returns them in for a fetch in key order; a dictionary otherwise), and no
+    /// `awakeFromFetch()` runs before every object of the batch is registered — one run
+    /// earlier could register another object for a key of the batch.
+    private func loadedBatchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int) throws -> [ManagedObject?] {
+        var objects = [ManagedObject?](repeating: nil, count: range.count)
+        // The keys to load, where each goes in `objects`, and the ID each was read with.
+        var keys: [Int64] = []
+        var places: [Int] = []
+        var names: [UInt32] = []
+        keys.reserveCapacity(range.count)
+        places.reserveCapacity(range.count)
+        names.reserveCapacity(range.count)
+        for (place, position) in range.enumerated() {
+            let id = batch.keys.id(at: position)
+            if let registered = registeredObjects[id] {
+                guard registered.isFault else {
+                    objects[place] = registered
+                    continue
+                }
+                registered.batchPosition = nil
+                objects[place] = registered
+            }
+            keys.append(id.primaryKey)
+            places.append(place)
+            names.append(id.names)
+        }
+        guard !keys.isEmpty else { return objects }
+        let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)
+        let partialKeys = batch.properties.map { Set($0.map(\.name)) }
+        let pages = page.pages
+        let plans = page.plans
+        let hooks = !classBindings.isEmpty
+        let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
+        registeredObjects.reserveCapacity(registeredObjects.count + page.count)
+        var next = 0
+        var placeOfKey: [Int64: Int]?
+        for (rowIndex, row) in page.rows.enumerated() {
+            // The row's place: the next key's, as `Z_PK IN (…)` returns rows in key order.
+            let pending: Int
+            if next < keys.count, keys[next] == row.primaryKey {
+                pending = next
+                next += 1
+            } else {
+                if placeOfKey == nil { placeOfKey = Dictionary(zip(keys, keys.indices), uniquingKeysWith: { first, _ in first }) }
+                guard let found = placeOfKey?[row.primaryKey] else { continue }
+                pending = found
+            }
+            let place = places[pending]
+            if let registered = objects[place] {
+                if registered.isFault {
+                    fill(registered, from: page, at: rowIndex, awakes: false)
+                    if let partialKeys { registered.partialKeys = partialKeys }
+                }
+                continue
+            }
+            // Borrowed from `plans`, which holds it for the loop (as in registerObjects).
+            objects[place] = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan -> ManagedObject in
+                let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
+                // Not the entity the key was read with (the row changed since): the registry
+                // decides, as for any row.
+                if id.names != names[pending], let registered = registeredObjects[id] {
+                    if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) }
+                    return registered
+                }
+                let object = hooks
+                    ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
+                    : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
+                object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
+                registeredObjects[id] = object
+                return object
+            }
+            if let partialKeys { objects[place]?.partialKeys = partialKeys }
+        }
+        faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
+        if hooks {
+            for place in places {
+                if let object = objects[place], !object.isFault, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+            }
+        }
+        // A key without a row (deleted since the keys were read): a fault, which says so
+        // when touched.
+        for place in objects.indices where objects[place] == nil {
+            objects[place] = object(with: batch.keys.id(at: range.lowerBound + place))
+        }
+        return objects
     }
 
     /// Counts the objects a request would fetch.

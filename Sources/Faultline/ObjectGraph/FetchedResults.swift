@@ -3,8 +3,9 @@
 /// returns.
 ///
 /// With a ``FetchRequest/fetchBatchSize``, the fetch reads only the objects' keys; reaching an
-/// index makes the objects of its batch (faults, whose values load in one statement when one
-/// of them is touched), and moving to another batch lets go of the previous one's: an object
+/// index reads its batch's rows in one statement and makes the batch's objects, loaded (as
+/// Core Data's array does on `objectAtIndex:`), and moving to another batch lets go of the
+/// previous one's: an object
 /// nobody else holds and that has no unsaved changes leaves the context, so iterating a
 /// million objects keeps one batch in memory. Without a batch size it holds every object the
 /// fetch made, like an array; so does it when the result is not read from the store alone: in
@@ -15,8 +16,8 @@
 /// var request = FetchRequest(entityName: "Item")
 /// request.fetchBatchSize = 500
 /// for item in try context.fetch(request) { total += item.value(forKey: "quantity") as? Int64 ?? 0 }
-/// let first = try context.fetch(request).first          // one batch made, not all of them
-/// let all = Array(try context.fetch(request))           // every object made (and kept)
+/// let first = try context.fetch(request).first          // one batch read and made, not all of them
+/// let all = Array(try context.fetch(request))           // every batch read, every object made (and kept)
 /// ```
 ///
 /// `Element` is the class of the objects: ``ManagedObject`` for a fetch by entity name.
@@ -34,7 +35,9 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     /// and the batch and context read with it — the context on the runtime's slow path, as it
     /// is weakly referenced — for every object).
     private var currentStart = 0
-    private var currentObjects: [ManagedObject] = []
+    /// Optional elements, every one set: the batch is made into this array, not copied out of
+    /// one (a copy retained and released every object of the batch once more).
+    private var currentObjects: [ManagedObject?] = []
 
     /// All the objects of a fetch, already made.
     init(objects: [ManagedObject]) {
@@ -62,8 +65,9 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     /// Whether the fetch found no object.
     public var isEmpty: Bool { endIndex == 0 }
 
-    /// The object at an index; with a batch size, the objects of its batch are made (as
-    /// faults) and those of the batch held before are let go.
+    /// The object at an index; with a batch size, the rows of its batch are read and its
+    /// objects made (those already registered are kept), and those of the batch held before
+    /// are let go.
     public subscript(position: Int) -> Element {
         let object = self.object(at: position)
         assert(object is Element, "\(object.entity.name) object is not a \(Element.self)")
@@ -73,25 +77,23 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     private func object(at position: Int) -> ManagedObject {
         // The batch held (a batch's objects are a non-empty range from `currentStart`).
         let offset = position &- currentStart
-        if offset >= 0, offset < currentObjects.count { return currentObjects[offset] }
+        if offset >= 0, offset < currentObjects.count, let object = currentObjects[offset] { return object }
         guard let batch, let context else { return objects[position] }
         precondition(position >= 0 && position < batch.keys.count, "index \(position) out of range 0..<\(batch.keys.count)")
         let range = batch.range(containing: position)
         context.checkAccess()
         releaseCurrentBatch(in: context)
-        let made = range.map { batch.object(at: $0, in: context) }
+        currentObjects = context.batchObjects(batch, range: range, reaching: position)
         currentStart = range.lowerBound
-        currentObjects = made
-        return made[position - range.lowerBound]
+        return currentObjects[position - range.lowerBound] ?? context.object(with: batch.keys.id(at: position))
     }
 
     /// Lets go of the batch held: its objects that nobody else holds leave the context.
     private func releaseCurrentBatch(in context: ManagedObjectContext) {
         // No local copy of the batch's objects may outlive `currentObjects`: it would hold them.
         if currentObjects.isEmpty { return }
-        let ids = currentObjects.map(\.objectID)
+        context.forgetUnreferencedObjects(&currentObjects)
         currentObjects = []
-        context.forgetUnreferencedObjects(ids)
     }
 
     /// An iterator over the objects, in order; with a batch size, batch by batch as the
@@ -136,8 +138,13 @@ extension ManagedObjectContext {
     /// ``ManagedObjectID/_rawHashValue(seed:)``), and removing an entry rehashes the entries
     /// after it in its run of occupied buckets — the rest of its group when the keys go
     /// first to last, none when they go last to first.
-    func forgetUnreferencedObjects(_ ids: [ManagedObjectID]) {
-        for id in ids.reversed() {
+    ///
+    /// Each object is let go of in `objects` (set to nil) just before the context looks
+    /// whether anyone else holds it.
+    func forgetUnreferencedObjects(_ objects: inout [ManagedObject?]) {
+        for place in objects.indices.reversed() {
+            guard let id = objects[place]?.objectID else { continue }
+            objects[place] = nil
             guard let index = registeredObjects.index(forKey: id) else { continue }
             if isKnownUniquelyReferenced(&registeredObjects.values[index]) {
                 registeredObjects.remove(at: index)
