@@ -19,7 +19,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         set { contextLink = newValue?.link }
     }
     /// The link to the context, shared by all its objects (see ``ContextLink``).
-    @exclusivity(unchecked) var contextLink: ContextLink?
+    @exclusivity(unchecked) final var contextLink: ContextLink?
 
     /// Whether the object belongs to `context` (``managedObjectContext`` `=== context`),
     /// told by the context's link alone: loading the weakly held context takes the runtime's
@@ -34,9 +34,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     // The object's mutable properties skip Swift's run-time exclusivity checks
     // (`@exclusivity(unchecked)`): they are read and written on every value access and every
     // object made, only on the context's queue, and never across an access that could overlap.
-    @exclusivity(unchecked) var storage: ObjectValues
+    @exclusivity(unchecked) final var storage: ObjectValues
     /// The batch of a batched fetch this fault belongs to, and its place in it.
-    @exclusivity(unchecked) var batchPosition: (batch: FaultBatch, index: Int)?
+    @exclusivity(unchecked) final var batchPosition: (batch: FaultBatch, index: Int)?
     // The one-byte flags are declared together: stored properties are laid out in
     // declaration order, each aligned, and an object is made per row fetched (four flags
     // spread out took 24 bytes an object, side by side they take 8).
@@ -49,10 +49,10 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Observation: whether the object was in the context's object graph (registered, not
     /// deleted) before its first change since the context last announced its changes
     /// (`Context+Observation.swift`); nil when it has not changed since.
-    @exclusivity(unchecked) var wasVisibleBeforeEvent: Bool?
+    @exclusivity(unchecked) final var wasVisibleBeforeEvent: Bool?
     /// ``faultOrigin`` as its number in ``FaultOrigins`` (0: none). Four bytes in the padding
     /// after the flags, where a `String?` took sixteen of its own in every object.
-    @exclusivity(unchecked) var faultOriginNumber: UInt32 = 0
+    @exclusivity(unchecked) final var faultOriginNumber: UInt32 = 0
     /// The relationship through which this object was first reached as a fault
     /// (`Inventory.asset`), for fault statistics; nil when it was fetched.
     public internal(set) var faultOrigin: String? {
@@ -62,10 +62,10 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// The values as last read from or written to the store, by property name (same shapes as
     /// `storage`; a to-many appears once its fault fired). Empty for an inserted object.
-    @exclusivity(unchecked) var committed: ObjectValues
+    @exclusivity(unchecked) final var committed: ObjectValues
     /// What few objects have (see ``ObjectExtras``); nil for most: an object is made for every
     /// row fetched, and each field it carries costs its making and freeing.
-    @exclusivity(unchecked) var extras: ObjectExtras?
+    @exclusivity(unchecked) final var extras: ObjectExtras?
 
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
     var pendingToMany: [String: PendingToMany] {
@@ -124,10 +124,10 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         return made
     }
     /// Order of insertion in the context, so that saves insert rows in a stable order.
-    @exclusivity(unchecked) var insertionSequence = 0
+    @exclusivity(unchecked) final var insertionSequence = 0
     /// For an instance of a registered ``ManagedObjectSubclass``: the slot of each of the
     /// class's ``ManagedObjectSubclass/managedProperties``, so typed accessors hash no key.
-    @exclusivity(unchecked) var classSlots = ClassSlotTable.empty
+    @exclusivity(unchecked) final var classSlots = ClassSlotTable.empty
 
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     /// A context making an object passes nil and sets itself as the object's context right

@@ -153,13 +153,15 @@ public final class ManagedObjectContext {
     /// (once for all the rows of a fetch; nil: no registered class).
     @inline(__always)
     func makeObject(entity: EntityDescription, objectID: ManagedObjectID, isFault: Bool, binding: ClassBinding?) -> ManagedObject {
-        let object: ManagedObject
+        // Each branch returns its own object (one `let` assigned in both branches kept a
+        // retain and a release of the new object around the link's store).
         if let binding {
-            object = binding.type.init(entity: entity, objectID: objectID, context: nil, isFault: isFault)
+            let object = binding.type.init(entity: entity, objectID: objectID, context: nil, isFault: isFault)
             object.classSlots = binding.slots
-        } else {
-            object = ManagedObject(entity: entity, objectID: objectID, context: nil, isFault: isFault)
+            object.contextLink = link
+            return object
         }
+        let object = ManagedObject(entity: entity, objectID: objectID, context: nil, isFault: isFault)
         object.contextLink = link
         return object
     }
