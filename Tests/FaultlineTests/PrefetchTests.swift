@@ -98,6 +98,46 @@ import Testing
         #expect(Set(context.updatedObjects.map(\.objectID)) == [garage.objectID, office.objectID, moved.objectID])
     }
 
+    /// A to-one prefetched from a parent entity's fetch whose rows are also a sub-entity's:
+    /// the sub-entity's layout has the relationship in another slot (its own attribute comes
+    /// first), and its objects' destinations are prefetched all the same.
+    @Test func prefetchingAToOneReadsEachSubEntitysOwnSlot() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Keeper", attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(name: "Animal", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+                RelationshipDescription(name: "keeper", destination: "Keeper")
+            ]),
+            EntityDescription(name: "Dog", superentityName: "Animal", attributes: [AttributeDescription(name: "barks", type: .boolean)]),
+        ])
+        let store = try SQLiteStore(inMemoryWith: model)
+        let statements = SQLStatements()
+        store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
+        }
+        let coordinator = PersistentStoreCoordinator(store: store)
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        for (name, entity) in [("a", "Animal"), ("b", "Dog"), ("c", "Dog")] {
+            let animal = try writer.insertObject(entityName: entity)
+            try animal.setValue(name, forKey: "name")
+            let keeper = try writer.insertObject(entityName: "Keeper")
+            try keeper.setValue("keeper of \(name)", forKey: "name")
+            try animal.setValue(keeper, forKey: "keeper")
+        }
+        try writer.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Animal")
+        request.sortDescriptors = [FLSortDescriptor(key: "name")]
+        request.relationshipKeyPathsForPrefetching = ["keeper"]
+        statements.removeAll()
+        let animals = Array(try context.fetch(request))
+        #expect(animals.map(\.entity.name) == ["Animal", "Dog", "Dog"])
+        #expect(statements.sql.count == 2)
+        let keepers = animals.compactMap { $0.value(forKey: "keeper") as? ManagedObject }
+        #expect(keepers.count == 3 && keepers.allSatisfy { !$0.isFault })
+        #expect(keepers.map { $0.value(forKey: "name") as? String } == ["keeper of a", "keeper of b", "keeper of c"])
+        #expect(statements.sql.count == 2)
+    }
+
     @Test func batchedFetchesLoadRowsABatchAtATime() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")

@@ -82,7 +82,19 @@ extension ManagedObjectContext {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
             var objects: [ManagedObject] = []
-            registerObjects(of: try store.fetchPage(request), into: &objects)
+            let page = try store.fetchPage(request)
+            // Room too for the destinations of the to-one relationships prefetched first: at
+            // most one a row each. Reserved before the rows' objects go in, the registry grows
+            // once; reserved by the prefetch, it grew again and moved every entry.
+            let toOnes = request.relationshipKeyPathsForPrefetching.count { path in
+                let first = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
+                return model.entity(named: request.entityName)?.relationship(named: first)?.isToOne == true
+            }
+            if toOnes > 0 {
+                let (rows, overflow) = page.count.multipliedReportingOverflow(by: toOnes + 1)
+                if !overflow { registeredObjects.reserveCapacity(registeredObjects.count + rows) }
+            }
+            registerObjects(of: page, into: &objects)
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }
@@ -123,7 +135,22 @@ extension ManagedObjectContext {
             seen.reserveCapacity(level.count)
             if relationship.isToOne {
                 for source in level where source.isFault { try fireFault(source) }
-                let ids = level.compactMap { $0.storage.objectID(forKey: name) }.filter { seen.insert($0).inserted }
+                // The relationship's slot, found by name once for the sources that share the
+                // first one's layout (a sub-entity's objects have their own), and each key
+                // read in place (a call on a copy of the values retained and released them).
+                let firstLayout = first.storage.layoutReference.toOpaque()
+                let firstSlot = first.storage.layout.slot(of: name)
+                var ids: [ManagedObjectID] = []
+                ids.reserveCapacity(level.count)
+                for source in level {
+                    let id: ManagedObjectID?
+                    if let firstSlot, source.storage.layoutReference.toOpaque() == firstLayout {
+                        id = source.storage.objectID(at: firstSlot)
+                    } else {
+                        id = source.storage.objectID(forKey: name)
+                    }
+                    if let id, seen.insert(id).inserted { ids.append(id) }
+                }
                 let missing = ids.filter { registeredObjects[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
