@@ -232,6 +232,48 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(context.registeredObjects.count == 2)
     }
 
+    /// Per-key validation sees an empty to-one as nil, and a destination it puts there is set
+    /// on the object and saved (the empty to-one is read from its slot, without value(forKey:)).
+    @Test func perKeyValidationOfAnEmptyToOneCanFillIt() throws {
+        final class Home: ManagedObject, ManagedObjectSubclass {
+            class var entityName: String { "Home" }
+            class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string)] }
+        }
+        final class Pet: ManagedObject, ManagedObjectSubclass {
+            class var entityName: String { "Pet" }
+            class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string), .toOne("home", Home.self)] }
+            var home: Home? { toOneValue(at: 1, named: "home") }
+            override func validateValue(_ value: inout Any?, forKey key: String) throws {
+                guard key == "home", value == nil, let context = managedObjectContext else { return }
+                var request = FetchRequest(entityName: "Home")
+                request.predicate = try FLPredicate(format: "name == %@", "shelter")
+                value = try context.fetch(request).first
+            }
+        }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Home", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+                RelationshipDescription(name: "pets", destination: "Pet", inverse: "home", toMany: true)
+            ]),
+            EntityDescription(name: "Pet", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+                RelationshipDescription(name: "home", destination: "Home", inverse: "pets")
+            ]),
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        try coordinator.registerClasses([Home.self, Pet.self])
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let shelter = try context.insertObject(entityName: "Home")
+        try shelter.setValue("shelter", forKey: "name")
+        try context.save()
+        let pet = try #require(try context.insertObject(entityName: "Pet") as? Pet)
+        try pet.setValue("Rex", forKey: "name")
+        #expect(pet.home == nil)
+        try context.save()
+        #expect(pet.home === shelter)
+        let reader = ManagedObjectContext(coordinator: coordinator)
+        let saved = try #require(try reader.fetch(FetchRequest(entityName: "Pet")).first as? Pet)
+        #expect(saved.home?.value(forKey: "name") as? String == "shelter")
+    }
+
     @Test func perKeyValidationChecksAndReplacesValues() throws {
         let (context, _, _) = try Self.open()
         let asset = try InventoryAsset(context: context)

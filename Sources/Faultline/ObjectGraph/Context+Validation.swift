@@ -86,10 +86,14 @@ extension ManagedObjectContext {
             // An attribute of a common type is its slot's value (what value(forKey:) gives
             // for a loaded object), and a value of its type left as it was compares typed
             // (values of type `Any?` are copied and destroyed through the runtime: the slot's
-            // value is boxed again rather than kept). Anything else goes through
-            // value(forKey:), and objects compare by identity as AnyHashable, arrays of them
-            // element by element.
-            if layout.kinds[slot] == .attribute, object.partialKeys == nil, let stored = simple(object.storage[stored: slot]) {
+            // value is boxed again rather than kept). So is an empty to-one of a loaded
+            // object (nil, what value(forKey:) gives after loading the context). Anything
+            // else goes through value(forKey:), and objects compare by identity as
+            // AnyHashable, arrays of them element by element.
+            let kind = layout.kinds[slot]
+            if kind == .attribute || (kind == .toOne && !object.isFault && object.storage[stored: slot].isNone),
+                object.partialKeys == nil, let stored = simple(object.storage[stored: slot])
+            {
                 var value = stored.any
                 guard validate(&value), !stored.holdsSame(&value) else { continue }
                 if !ManagedObject.valuesEqual(stored.any, value) { try object.setValue(value, forKey: key) }
