@@ -36,6 +36,33 @@ import Testing
         #expect(messages.lines.last == "annotation: fault fulfilled from database for : \(asset.objectID.uriRepresentation)")
     }
 
+    /// A to-one read of a loaded object finds its destination through the context's link:
+    /// an unregistered one is made and registered once, the same object every read; once the
+    /// context is gone, an object kept reads nil and keeps no other object alive.
+    @Test func toOneReadsThroughTheLinkAndAfterTheContext() throws {
+        weak var other: ManagedObject?
+        weak var destination: ManagedObject?
+        var kept: ManagedObject?
+        do {
+            let (context, statements, _) = try open()
+            let inventories = Array(try context.fetch(FetchRequest(entityName: "Inventory")))
+            kept = inventories[0]
+            other = inventories[1]
+            #expect(context.registeredObjects.count == 8)
+            let asset = try #require(inventories[0].value(forKey: "asset") as? ManagedObject)
+            #expect(asset.isFault && context.registeredObjects[asset.objectID] === asset)
+            #expect(context.registeredObjects.count == 9)
+            #expect(inventories[0].value(forKey: "asset") as? ManagedObject === asset)
+            #expect(inventories[5].value(forKey: "asset") as? ManagedObject === asset, "inventories 1 and 6 share their asset")
+            #expect(statements.sql.count == 1)
+            destination = asset
+        }
+        #expect(other == nil && destination == nil)
+        #expect(kept?.managedObjectContext == nil)
+        #expect(kept?.value(forKey: "asset") == nil)
+        #expect(kept?.value(forKey: "count") as? Int16 == 12)
+    }
+
     @Test func aToManyFiresOnceThroughTheInverseForeignKeyAndHandsOutFaults() throws {
         let (context, statements, messages) = try open()
         var request = FetchRequest(entityName: "Location")
