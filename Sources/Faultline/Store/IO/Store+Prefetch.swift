@@ -42,7 +42,8 @@ extension SQLiteStore {
     }
 
     /// The rows one prefetch read: decoded into one page, with the primary key of the source
-    /// each row belongs to (nil where a row names none).
+    /// each row belongs to (nil where a row names none) for a to-many; a to-one's rows are
+    /// their own owners, and `owners` is empty.
     struct PrefetchedRows {
         var page = DecodedPage()
         var owners: [Int64?] = []
@@ -95,12 +96,11 @@ extension SQLiteStore {
             } else {
                 // A to-one's rows are at most one a key; a to-many's are not known.
                 sqlSeconds = try decodePage(statement, with: decoder, into: &result.page, expectedRows: relationship.isToOne ? keys.count : 0)
-                result.owners.reserveCapacity(result.page.count)
-                for index in 0..<result.page.count {
-                    if let inverseName {
+                // A to-one's owner is the row itself: nobody reads it, none is listed.
+                if let inverseName {
+                    result.owners.reserveCapacity(result.page.count)
+                    for index in 0..<result.page.count {
                         result.owners.append(result.page.values(at: index).objectID(forKey: inverseName)?.primaryKey)
-                    } else {
-                        result.owners.append(result.page.primaryKey(at: index))
                     }
                 }
             }
