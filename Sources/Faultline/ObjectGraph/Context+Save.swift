@@ -9,10 +9,9 @@ struct ConflictsFound: Error {
 }
 
 
-/// What a committed save leaves to do: the keys of new objects and the external data files
-/// no row names any more.
+/// What a committed save leaves to do: the external data files no row names any more (the
+/// keys of new objects are in the plan's inserts).
 struct SaveOutcome {
-    var keys: [ManagedObjectID: Int64]
     var obsoleteExternalFiles: [String]
 }
 
@@ -142,7 +141,7 @@ extension ManagedObjectContext {
                 continue
             }
             store.removeExternalFiles(outcome.obsoleteExternalFiles)
-            let notification = finishSave(plan, keys: outcome.keys)
+            let notification = finishSave(plan)
             applyTriggerReports(store.triggerReports.drain())
             return notification
         }
@@ -152,16 +151,15 @@ extension ManagedObjectContext {
 
     // MARK: Writing
 
-    /// Runs a plan inside the save's transaction; returns the keys given to new objects and
-    /// the external data files that rows will no longer name once it commits.
+    /// Runs a plan inside the save's transaction (the keys given to new objects are set in
+    /// its inserts); returns the external data files that rows will no longer name once it
+    /// commits.
     private func execute(_ plan: inout SavePlan) throws -> SaveOutcome {
         var obsolete: [String] = []
         for row in plan.externalReplaced where store.url != nil {
             obsolete += try store.externalReferences(table: row.table, primaryKey: row.primaryKey, columns: row.columns)
         }
         try store.writeExternalFiles(plan.externalWrites)
-        var keys: [ManagedObjectID: Int64] = [:]
-        keys.reserveCapacity(plan.inserts.count)
         // The inserts by inheritance root, in order; they come in runs of one entity, each
         // run added to its root's list at once (not a hashed name per insert).
         var byRoot: [String: [Int]] = [:]
@@ -178,18 +176,24 @@ extension ManagedObjectContext {
         for root in byRoot.keys.sorted(by: { entityNumber($0) < entityNumber($1) }) {
             let inserts = byRoot[root] ?? []
             let first = try store.reservePrimaryKeys(root: root, count: inserts.count)
-            for (offset, index) in inserts.enumerated() { keys[plan.inserts[index].object.objectID] = first + Int64(offset) }
+            for (offset, index) in inserts.enumerated() { plan.inserts[index].setReservedKey(first + Int64(offset)) }
         }
+        // The new objects' keys by temporary ID, for the values that name another new object
+        // (to-ones, join rows, history) and errors: made only when something needs them (a
+        // hashed insertion and two look-ups per new object otherwise).
+        let namesNewObjects = plan.inserts.contains { !$0.unresolved.isEmpty } || plan.updates.contains { !$0.unresolved.isEmpty }
+            || !plan.joinDeletes.isEmpty || !plan.joinInserts.isEmpty || !plan.joinOrderUpdates.isEmpty || !plan.history.isEmpty
+        let keys = namesNewObjects ? Self.reservedKeys(of: plan) : [:]
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
         if !keys.isEmpty {
-            for index in plan.inserts.indices { plan.inserts[index].resolveKeys(keys) }
+            for index in plan.inserts.indices where !plan.inserts[index].unresolved.isEmpty { plan.inserts[index].resolveKeys(keys) }
             for index in plan.updates.indices where !plan.updates[index].unresolved.isEmpty { plan.updates[index].resolveKeys(keys) }
         }
         do {
             try store.insertRows(plan.inserts)
         } catch let violation as SQLiteStore.UniqueViolation {
             let insert = plan.inserts[violation.index]
-            throw constraintConflict(violation.error, object: insert.object, table: insert.table, keys: keys)
+            throw constraintConflict(violation.error, object: insert.object, table: insert.table, keys: Self.reservedKeys(of: plan))
         }
         var conflicts: [ManagedObject] = []
         do {
@@ -197,7 +201,7 @@ extension ManagedObjectContext {
             conflicts += stale.map { plan.updates[$0].object }
         } catch let violation as SQLiteStore.UniqueViolation {
             let update = plan.updates[violation.index]
-            throw constraintConflict(violation.error, object: update.object, table: update.table, keys: keys)
+            throw constraintConflict(violation.error, object: update.object, table: update.table, keys: Self.reservedKeys(of: plan))
         }
         for object in plan.deletes {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }
@@ -237,7 +241,17 @@ extension ManagedObjectContext {
                 by: HistoryAuthor(author: transactionAuthor, bundleID: Bundle.main.bundleIdentifier ?? process, contextName: name, processID: process),
                 key: key)
         }
-        return SaveOutcome(keys: keys, obsoleteExternalFiles: obsolete.filter { !plan.externalKept.contains($0) })
+        return SaveOutcome(obsoleteExternalFiles: obsolete.filter { !plan.externalKept.contains($0) })
+    }
+
+    /// The keys reserved for a plan's new objects, by temporary ID.
+    private static func reservedKeys(of plan: SavePlan) -> [ManagedObjectID: Int64] {
+        var keys: [ManagedObjectID: Int64] = [:]
+        keys.reserveCapacity(plan.inserts.count)
+        for index in plan.inserts.indices {
+            if let key = plan.inserts[index].reservedKey { keys[plan.inserts[index].object.objectID] = key }
+        }
+        return keys
     }
 
     /// Core Data's constraint conflict for a row SQLite refused on a unique index: the
@@ -284,7 +298,7 @@ extension ManagedObjectContext {
 
     // MARK: After the commit
 
-    private func finishSave(_ plan: SavePlan, keys: [ManagedObjectID: Int64]) -> (SaveNotification, SavedObjects) {
+    private func finishSave(_ plan: SavePlan) -> (SaveNotification, SavedObjects) {
         // Temporary IDs become permanent, everywhere they are held.
         var permanent: [ManagedObjectID: ManagedObjectID] = [:]
         permanent.reserveCapacity(plan.inserts.count)
@@ -294,7 +308,7 @@ extension ManagedObjectContext {
         // `forgetUnreferencedObjects(_:)`).
         for index in plan.inserts.indices.reversed() {
             let object = plan.inserts[index].object
-            guard let key = keys[object.objectID] else { continue }
+            guard let key = plan.inserts[index].reservedKey else { continue }
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
             let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
             permanent[object.objectID] = id

@@ -18,14 +18,21 @@ struct SavePlan {
         var write: SQLiteStore.RowWrite
         /// Where the row's own temporary key goes (a new object's `Z_PK`).
         var ownKeyIndex: Int?
+        /// The key reserved for a new object's row (set with ``setReservedKey(_:)``).
+        var reservedKey: Int64?
         /// Other new objects' keys: where each goes, and whose.
         var unresolved: [(index: Int, id: ManagedObjectID)] = []
 
         var table: String { write.table }
 
-        /// Puts the keys reserved for new objects in their places.
+        /// Puts the key reserved for a new object's row in its place.
+        mutating func setReservedKey(_ key: Int64) {
+            reservedKey = key
+            if let ownKeyIndex { write.values[ownKeyIndex] = .integer(key) }
+        }
+
+        /// Puts the keys reserved for the other new objects the row names in their places.
         mutating func resolveKeys(_ keys: [ManagedObjectID: Int64]) {
-            if let ownKeyIndex { write.values[ownKeyIndex] = keys[object.objectID].map(SQLValue.integer) ?? .null }
             for (index, id) in unresolved { write.values[index] = keys[id].map(SQLValue.integer) ?? .null }
         }
     }
