@@ -83,7 +83,7 @@ extension ManagedObjectContext {
         recordingChanges {
             willChange(object)
             object.isInserted = true
-            link.registeredObjects[object.objectID] = object
+            registeredObjects[object.objectID] = object
         }
         if callsLifecycleHooks(of: object) { object.awakeFromInsert() }
     }
@@ -387,7 +387,7 @@ extension ManagedObjectContext {
         for object in touched.values { noteChange(object) }
         for object in touched.values {
             if object.isInserted {
-                if link.registeredObjects[object.objectID] === object { link.registeredObjects[object.objectID] = nil }
+                if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
                 object.managedObjectContext = nil
                 continue
             }
@@ -416,13 +416,13 @@ extension ManagedObjectContext {
     public func reset() {
         checkAccess()
         for object in pendingEvent.changed { object.wasVisibleBeforeEvent = nil }
-        var invalidated = Set(link.registeredObjects.keys)
+        var invalidated = Set(registeredObjects.keys)
         for object in touched.values { invalidated.insert(object.objectID) }
         pendingEvent = PendingEvent()
         pendingEvent.invalidatedAll = invalidated.sorted { $0.uriRepresentation < $1.uriRepresentation }
-        for object in link.registeredObjects.values { object.managedObjectContext = nil }
+        for object in registeredObjects.values { object.managedObjectContext = nil }
         for object in touched.values { object.managedObjectContext = nil }
-        link.registeredObjects.removeAll()
+        registeredObjects.removeAll()
         touched.removeAll()
         propagatedDeletions.removeAll()
         undoStack.removeAll()

@@ -364,7 +364,7 @@ extension ManagedObjectContext {
     ///   ID is unknown here).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         checkAccess()
-        if let object = link.registeredObjects[id] {
+        if let object = registeredObjects[id] {
             if object.isFault { try fireFault(object) }
             return object
         }
@@ -375,7 +375,7 @@ extension ManagedObjectContext {
         do {
             try fireFault(object)
         } catch {
-            if link.registeredObjects[id] === object { link.registeredObjects[id] = nil }
+            if registeredObjects[id] === object { registeredObjects[id] = nil }
             object.managedObjectContext = nil
             throw error
         }

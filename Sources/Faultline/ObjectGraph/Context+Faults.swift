@@ -63,17 +63,9 @@ extension ManagedObjectContext {
     private func registeredObject(
         for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: @autoclosure () -> String?
     ) -> ManagedObject {
-        if let object = link.registeredObjects[id] { return object }
+        if let object = registeredObjects[id] { return object }
         let object = newFault(for: id, entity: entity, reachedThrough: origin())
-        link.registeredObjects[id] = object
-        return object
-    }
-
-    /// A new fault for an ID just looked up and not found (a to-one read through the
-    /// context's link), registered now: no second look-up.
-    func registerNewFault(for id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
-        let object = newFault(for: id, entity: nil, reachedThrough: origin())
-        link.registeredObjects[id] = object
+        registeredObjects[id] = object
         return object
     }
 
@@ -106,14 +98,14 @@ extension ManagedObjectContext {
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
-        link.registeredObjects.reserveCapacity(link.registeredObjects.count + decoded.count)
+        registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
             // The plan is borrowed from `plans`, which holds it for the whole loop: loading it
             // (and its entity) from the array for each row retained and released both.
             let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
-                if let existing = link.registeredObjects[id] {
+                if let existing = registeredObjects[id] {
                     if existing.isFault {
                         existing.batchPosition = nil
                         fill(existing, from: decoded, at: index)
@@ -123,7 +115,7 @@ extension ManagedObjectContext {
                 let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
-                link.registeredObjects[id] = object
+                registeredObjects[id] = object
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object
             }

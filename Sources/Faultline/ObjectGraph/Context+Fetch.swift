@@ -72,7 +72,7 @@ extension ManagedObjectContext {
         if !request.includesPropertyValues {
             // Only the keys (`SELECT 0, t0.Z_PK …`): the objects are faults.
             let keys = try store.fetchObjectKeys(request)
-            link.registeredObjects.reserveCapacity(link.registeredObjects.count + keys.count)
+            registeredObjects.reserveCapacity(registeredObjects.count + keys.count)
             return (0..<keys.count).map { object(with: keys.id(at: $0)) }
         }
         if let properties = request.propertiesToFetch, request.fetchBatchSize <= 0 {
@@ -92,7 +92,7 @@ extension ManagedObjectContext {
             }
             if toOnes > 0 {
                 let (rows, overflow) = page.count.multipliedReportingOverflow(by: toOnes + 1)
-                if !overflow { link.registeredObjects.reserveCapacity(link.registeredObjects.count + rows) }
+                if !overflow { registeredObjects.reserveCapacity(registeredObjects.count + rows) }
             }
             registerObjects(of: page, into: &objects)
             for keyPath in request.relationshipKeyPathsForPrefetching {
@@ -101,7 +101,7 @@ extension ManagedObjectContext {
             return objects
         }
         let batch = try fetchBatch(request)
-        link.registeredObjects.reserveCapacity(link.registeredObjects.count + batch.keys.count)
+        registeredObjects.reserveCapacity(registeredObjects.count + batch.keys.count)
         return (0..<batch.keys.count).map { batch.object(at: $0, in: self) }
     }
 
@@ -151,10 +151,10 @@ extension ManagedObjectContext {
                     }
                     if let id, seen.insert(id).inserted { ids.append(id) }
                 }
-                let missing = ids.filter { link.registeredObjects[$0]?.isFault ?? true }
+                let missing = ids.filter { registeredObjects[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
-                link.registeredObjects.reserveCapacity(link.registeredObjects.count + ids.count)
+                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
                     loaded.removeAll(keepingCapacity: true)
@@ -210,7 +210,7 @@ extension ManagedObjectContext {
             // registered under another entity of the same table is found by its key.
             var byKey: [Int64: ManagedObject]?
             for row in 0..<page.count {
-                var object = link.registeredObjects[page.objectID(at: row)]
+                var object = registeredObjects[page.objectID(at: row)]
                 if object == nil {
                     if byKey == nil { byKey = Dictionary(objects.map { ($0.objectID.primaryKey, $0) }, uniquingKeysWith: { first, _ in first }) }
                     object = byKey?[page.primaryKey(at: row)]
@@ -272,7 +272,7 @@ extension ManagedObjectContext {
         names.reserveCapacity(range.count)
         for (place, position) in range.enumerated() {
             let id = batch.keys.id(at: position)
-            if let registered = link.registeredObjects[id] {
+            if let registered = registeredObjects[id] {
                 guard registered.isFault else {
                     objects[place] = registered
                     continue
@@ -291,7 +291,7 @@ extension ManagedObjectContext {
         let plans = page.plans
         let hooks = !classBindings.isEmpty
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
-        link.registeredObjects.reserveCapacity(link.registeredObjects.count + page.count)
+        registeredObjects.reserveCapacity(registeredObjects.count + page.count)
         var next = 0
         var placeOfKey: [Int64: Int]?
         for (rowIndex, row) in page.rows.enumerated() {
@@ -318,7 +318,7 @@ extension ManagedObjectContext {
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // Not the entity the key was read with (the row changed since): the registry
                 // decides, as for any row.
-                if id.names != names[pending], let registered = link.registeredObjects[id] {
+                if id.names != names[pending], let registered = registeredObjects[id] {
                     if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) }
                     return registered
                 }
@@ -326,7 +326,7 @@ extension ManagedObjectContext {
                     ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                link.registeredObjects[id] = object
+                registeredObjects[id] = object
                 return object
             }
             if let partialKeys { objects[place]?.partialKeys = partialKeys }

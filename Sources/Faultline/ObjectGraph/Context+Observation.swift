@@ -273,7 +273,7 @@ extension ManagedObjectContext {
     @inline(__always)
     func noteChange(_ object: ManagedObject) {
         guard object.wasVisibleBeforeEvent == nil else { return }
-        noteFirstChange(object, wasVisible: !object.isDeleted && link.registeredObjects[object.objectID] === object)
+        noteFirstChange(object, wasVisible: !object.isDeleted && registeredObjects[object.objectID] === object)
     }
 
     func noteFirstChange(_ object: ManagedObject, wasVisible: Bool) {
@@ -303,7 +303,7 @@ extension ManagedObjectContext {
         for object in pending.changed {
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
-            let now = !object.isDeleted && object.belongs(to: self) && link.registeredObjects[object.objectID] === object
+            let now = !object.isDeleted && object.belongs(to: self) && registeredObjects[object.objectID] === object
             switch (was, now) {
             case (false, true): inserted.append(object)
             case (true, false): deleted.append(object)

@@ -121,7 +121,7 @@ extension ManagedObjectContext {
             do {
                 plan = try makeSavePlan(overwrite: overwrite)
             } catch let found as ConflictsFound {
-                try resolveConflicts(found.objectIDs.compactMap { link.registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
                 continue
             }
             _ = store.triggerReports.drain()
@@ -137,7 +137,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 guard let found = error as? ConflictsFound else { throw error }
-                try resolveConflicts(found.objectIDs.compactMap { link.registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
                 continue
             }
             store.removeExternalFiles(outcome.obsoleteExternalFiles)
@@ -312,8 +312,8 @@ extension ManagedObjectContext {
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
             let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
             permanent[object.objectID] = id
-            link.registeredObjects[object.objectID] = nil
-            link.registeredObjects[id] = object
+            registeredObjects[object.objectID] = nil
+            registeredObjects[id] = object
             object.objectID = id
             object.isInserted = false
             object.rowVersion = 1
@@ -327,7 +327,7 @@ extension ManagedObjectContext {
                 deletedIDs.append(object.objectID)
                 deletedObjects.append(object)
             }
-            if link.registeredObjects[object.objectID] === object { link.registeredObjects[object.objectID] = nil }
+            if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
             object.managedObjectContext = nil
         }
         // Temporary IDs become permanent in the values that hold them: only objects changed in
@@ -367,7 +367,7 @@ extension ManagedObjectContext {
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
     /// of every registered object (temporary IDs that became permanent).
     func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        replaceObjectIDs(map, in: link.registeredObjects.values)
+        replaceObjectIDs(map, in: registeredObjects.values)
     }
 
     /// ``replaceObjectIDs(_:)`` in some of the registered objects.
@@ -393,7 +393,7 @@ extension ManagedObjectContext {
             let id = ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: report.primaryKey)
             let attribute = entity.attribute(named: report.name)
                 ?? entity.attributes.first { mapping.attributeColumns[$0.name] == report.name }
-            guard let attribute, let object = link.registeredObjects[id], !object.isFault else { continue }
+            guard let attribute, let object = registeredObjects[id], !object.isFault else { continue }
             let value = ValueCoding.decode(report.value, as: attribute.attributeType)
             object.storage[attribute.name] = value
             object.committed[attribute.name] = value
@@ -412,7 +412,7 @@ extension ManagedObjectContext {
     /// new object is not saved. Returns false for a conflict it does not resolve (a changed
     /// stored object, rather than a new one), which then fails the save.
     private func resolveConstraintConflict(_ conflict: ConstraintConflictError) throws -> Bool {
-        guard let duplicate = link.registeredObjects[conflict.objectID], duplicate.isInserted, !duplicate.isDeleted,
+        guard let duplicate = registeredObjects[conflict.objectID], duplicate.isInserted, !duplicate.isDeleted,
             let existingID = conflict.conflictingObjectIDs.first(where: { $0 != conflict.objectID })
         else { return false }
         let existing = object(with: existingID)
@@ -549,7 +549,7 @@ extension ManagedObjectContext {
         noteChange(object)
         touched[ObjectKey(object)] = nil
         propagatedDeletions.remove(ObjectKey(object))
-        if link.registeredObjects[object.objectID] === object { link.registeredObjects[object.objectID] = nil }
+        if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
         object.managedObjectContext = nil
     }
 }
@@ -595,7 +595,7 @@ extension ManagedObjectContext {
 
     /// Registers the objects another context inserted (faults), to be announced as inserted.
     func registerMergedInserts(_ ids: [ManagedObjectID]) {
-        for id in ids where !id.isTemporaryID && link.registeredObjects[id] == nil {
+        for id in ids where !id.isTemporaryID && registeredObjects[id] == nil {
             let object = self.object(with: id)
             noteFirstChange(object, wasVisible: false)
         }

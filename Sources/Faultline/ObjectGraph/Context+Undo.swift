@@ -79,7 +79,7 @@ extension ManagedObjectContext {
         return ObjectState(
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
             isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
-            isRegistered: link.registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
+            isRegistered: registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
             isPropagated: propagatedDeletions.contains(key))
     }
 
@@ -95,10 +95,10 @@ extension ManagedObjectContext {
         object.isInserted = state.isInserted
         object.isDeleted = state.isDeleted
         if state.isRegistered {
-            link.registeredObjects[object.objectID] = object
+            registeredObjects[object.objectID] = object
             object.managedObjectContext = self
-        } else if link.registeredObjects[object.objectID] === object {
-            link.registeredObjects[object.objectID] = nil
+        } else if registeredObjects[object.objectID] === object {
+            registeredObjects[object.objectID] = nil
         }
         touched[key] = state.isTouched ? object : nil
         if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }

@@ -145,9 +145,9 @@ extension ManagedObjectContext {
         for place in objects.indices.reversed() {
             guard let id = objects[place]?.objectID else { continue }
             objects[place] = nil
-            guard let index = link.registeredObjects.index(forKey: id) else { continue }
-            if isKnownUniquelyReferenced(&link.registeredObjects.values[index]) {
-                link.registeredObjects.remove(at: index)
+            guard let index = registeredObjects.index(forKey: id) else { continue }
+            if isKnownUniquelyReferenced(&registeredObjects.values[index]) {
+                registeredObjects.remove(at: index)
             }
         }
     }

@@ -72,13 +72,6 @@ extension ManagedObject {
 
     /// The destination of a to-one relationship (a fault, maybe), for a typed getter.
     public func toOneValue<Destination: ManagedObject>(at index: Int, named key: String) -> Destination? {
-        // Loaded, whole and unchecked, its destination registered: found in the registry
-        // through the link, without loading the context (the path below finds the same one).
-        if !isFault, partialKeys == nil, index < classSlots.count, let link = contextLink, !link.checksAccess {
-            guard let id = storage.objectID(at: classSlots[index]) else { return nil }
-            if let registered = link.registeredObjects[id] { return registered as? Destination }
-            if let context = link.context { return context.registerNewFault(for: id, reachedThrough: "\(entity.name).\(key)") as? Destination }
-        }
         guard let (slot, context) = loadedSlot(index, key) else { return value(forKey: key) as? Destination }
         guard let id = storage.objectID(at: slot) else { return nil }
         return context.object(with: id, reachedThrough: "\(entity.name).\(key)") as? Destination

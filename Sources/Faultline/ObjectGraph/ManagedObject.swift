@@ -230,21 +230,13 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         // The key's slot is looked up once, again only if loading changed the layout.
         // The layout is borrowed for it (every object of the entity shares it: a retain and a
         // release per value read were two atomic operations on one cache line).
-        // So is a to-one's destination when it is registered: found in the registry through
-        // the link.
-        let (found, kind, external) = storage.layoutReference._withUnsafeGuaranteedRef { layout -> (Int?, PropertyLayout.Kind, Bool) in
-            guard !layout.hasDuplicateNames, let slot = layout.slot(of: key) else { return (nil, .attribute, false) }
-            return (slot, layout.kinds[slot], layout.hasExternalBinary)
+        let (found, isAttribute, external) = storage.layoutReference._withUnsafeGuaranteedRef { layout -> (Int?, Bool, Bool) in
+            guard !layout.hasDuplicateNames, let slot = layout.slot(of: key) else { return (nil, false, false) }
+            return (slot, layout.kinds[slot] == .attribute, layout.hasExternalBinary)
         }
-        if let found, kind != .toMany, !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess {
-            if kind == .attribute {
-                let value = storage[slot: found]
-                if !external || !(value is ExternalBinaryDataReference) { return value }
-            } else {
-                guard let id = storage.objectID(at: found) else { return nil }
-                if let registered = link.registeredObjects[id] { return registered }
-                if let context = link.context { return context.registerNewFault(for: id, reachedThrough: "\(entity.name).\(key)") }
-            }
+        if isAttribute, let found, !isFault, extras?.partialKeys == nil, let link = contextLink, !link.checksAccess {
+            let value = storage[slot: found]
+            if !external || !(value is ExternalBinaryDataReference) { return value }
         }
         var layout = storage.layout
         var slot = found

@@ -26,13 +26,8 @@ public final class ManagedObjectContext {
     /// Temporary IDs of objects this context saved, with the permanent IDs they got, kept
     /// while it has child contexts (which may still hold the temporary ones).
     var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
-    /// Objects registered in the context, by ID. Kept in the context's ``ContextLink``, which
-    /// its objects hold: a to-one read of a loaded object finds its registered destination
-    /// there without loading the weakly held context (see ``ManagedObject/value(forKey:)``).
-    public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] {
-        @inline(__always) _read { yield link.registeredObjects }
-        @inline(__always) _modify { yield &link.registeredObjects }
-    }
+    /// Objects registered in the context, by ID.
+    @exclusivity(unchecked) public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 
     /// Called each time a fault is fired from the database (not when its row was already
     /// cached): the shell counts these per command and warns of fault storms.
@@ -172,9 +167,6 @@ public final class ManagedObjectContext {
     }
 
     deinit {
-        // The registry is the link's, and its objects hold the link: emptied here, or an
-        // object kept after the context would keep every registered object alive.
-        link.registeredObjects = [:]
         if let automaticMergeObserver { NotificationCenter.default.removeObserver(automaticMergeObserver) }
         streams.finish()
     }
@@ -195,9 +187,6 @@ final class ContextLink {
     /// ``ManagedObjectContext/concurrencyDebug``), so typed reads of loaded values can skip the
     /// context when it does not.
     @exclusivity(unchecked) var checksAccess = false
-    /// The context's registered objects (``ManagedObjectContext/registeredObjects``), emptied
-    /// when the context goes (its objects hold this link; the registry holds them).
-    @exclusivity(unchecked) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.
