@@ -36,10 +36,10 @@ import Testing
         #expect(messages.lines.last == "annotation: fault fulfilled from database for : \(asset.objectID.uriRepresentation)")
     }
 
-    /// A to-one read of a loaded object finds its destination through the context's link:
-    /// an unregistered one is made and registered once, the same object every read; once the
-    /// context is gone, an object kept reads nil and keeps no other object alive.
-    @Test func toOneReadsThroughTheLinkAndAfterTheContext() throws {
+    /// A to-one read of a loaded object: an unregistered destination is made and registered
+    /// once, the same object every read; once the context is gone, an object kept reads nil
+    /// and keeps no other object alive.
+    @Test func toOneReadsRegisterOnceAndAnObjectKeptAfterItsContextKeepsNoOther() throws {
         weak var other: ManagedObject?
         weak var destination: ManagedObject?
         var kept: ManagedObject?

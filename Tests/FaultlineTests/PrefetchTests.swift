@@ -138,6 +138,19 @@ import Testing
         #expect(statements.sql.count == 2)
     }
 
+    /// A key path to prefetch that names no relationship is an error of the fetch, batched or
+    /// not (a batched fetch prefetches only as it reads each batch, where it cannot throw).
+    @Test(arguments: [0, 3]) func aKeyPathToPrefetchThatIsNoRelationshipFailsTheFetch(batchSize: Int) throws {
+        let (context, _, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = batchSize
+        request.relationshipKeyPathsForPrefetching = ["asset.nosuchkey"]
+        let error = #expect(throws: FetchRequestError.self) { _ = try context.fetch(request) }
+        #expect(error?.message == "keypath nosuchkey not found in entity Asset")
+        request.relationshipKeyPathsForPrefetching = ["asset", "location.inventories.asset"]
+        #expect(try context.fetch(request).count == 8)
+    }
+
     @Test func batchedFetchesLoadRowsABatchAtATime() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")

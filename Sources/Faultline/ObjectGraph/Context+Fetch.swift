@@ -33,8 +33,29 @@ extension ManagedObjectContext {
             return FetchedResults(objects: try allObjects(request))
         }
         try checkGrouping(request)
+        try checkPrefetchKeyPaths(request)
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         return FetchedResults(context: self, batch: try fetchBatch(request))
+    }
+
+    /// Throws for a key path to prefetch that names no relationship, as the prefetch of an
+    /// unbatched fetch does while the fetch runs: a batched fetch prefetches only as each
+    /// batch is read, from a subscript that cannot throw. At each step the relationship may
+    /// be the entity's or one of its sub-entities' (whose objects may be among the rows).
+    func checkPrefetchKeyPaths(_ request: FetchRequest) throws {
+        guard !request.relationshipKeyPathsForPrefetching.isEmpty, let root = model.entity(named: request.entityName) else { return }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            var entities = model.entityAndDescendants(of: root)
+            for name in keyPath.split(separator: ".").map(String.init) {
+                guard let relationship = entities.lazy.compactMap({ $0.relationship(named: name) }).first else {
+                    throw FetchRequestError("keypath \(name) not found in entity \(entities.first?.name ?? request.entityName)")
+                }
+                guard let destination = model.entity(named: relationship.destinationEntityName) else {
+                    throw FetchRequestError("keypath \(name): destination entity \(relationship.destinationEntityName) not found in the model")
+                }
+                entities = model.entityAndDescendants(of: destination)
+            }
+        }
     }
 
     /// The objects a request describes, all made at once: ``fetch(_:)-(FetchRequest)``'s result as an array,
@@ -82,19 +103,7 @@ extension ManagedObjectContext {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
             var objects: [ManagedObject] = []
-            let page = try store.fetchPage(request)
-            // Room too for the destinations of the to-one relationships prefetched first: at
-            // most one a row each. Reserved before the rows' objects go in, the registry grows
-            // once; reserved by the prefetch, it grew again and moved every entry.
-            let toOnes = request.relationshipKeyPathsForPrefetching.count { path in
-                let first = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
-                return model.entity(named: request.entityName)?.relationship(named: first)?.isToOne == true
-            }
-            if toOnes > 0 {
-                let (rows, overflow) = page.count.multipliedReportingOverflow(by: toOnes + 1)
-                if !overflow { registeredObjects.reserveCapacity(registeredObjects.count + rows) }
-            }
-            registerObjects(of: page, into: &objects)
+            registerObjects(of: try store.fetchPage(request), into: &objects)
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }
@@ -244,8 +253,9 @@ extension ManagedObjectContext {
         if batch.loadsBatches, parent == nil {
             coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
             if let objects = try? loadedBatchObjects(batch, range: range, reaching: index) {
-                // As when a fault of the batch loads it: a failed prefetch leaves the
-                // relationships to fire their own faults.
+                // The key paths were checked by the fetch; a prefetch that fails here (the
+                // store's error) leaves the relationships to fire their own faults, which
+                // report it when touched.
                 if !batch.prefetching.isEmpty {
                     let sources = objects.compactMap { $0 }
                     for keyPath in batch.prefetching { try? prefetch(keyPath, from: sources) }
@@ -294,6 +304,10 @@ extension ManagedObjectContext {
         registeredObjects.reserveCapacity(registeredObjects.count + page.count)
         var next = 0
         var placeOfKey: [Int64: Int]?
+        // The places whose objects this batch loaded (made, or filled from a fault), awoken
+        // once every object is registered.
+        var loaded: [Int] = []
+        if hooks { loaded.reserveCapacity(keys.count) }
         for (rowIndex, row) in page.rows.enumerated() {
             // The row's place: the next key's, as `Z_PK IN (…)` returns rows in key order.
             let pending: Int
@@ -307,19 +321,21 @@ extension ManagedObjectContext {
             }
             let place = places[pending]
             if let registered = objects[place] {
-                if registered.isFault {
-                    fill(registered, from: page, at: rowIndex, awakes: false)
-                    if let partialKeys { registered.partialKeys = partialKeys }
-                }
+                guard registered.isFault else { continue }
+                fill(registered, from: page, at: rowIndex, awakes: false)
+                if let partialKeys { registered.partialKeys = partialKeys }
+                if hooks { loaded.append(place) }
                 continue
             }
             // Borrowed from `plans`, which holds it for the loop (as in registerObjects).
-            objects[place] = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan -> ManagedObject in
+            let made: ManagedObject? = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // Not the entity the key was read with (the row changed since): the registry
-                // decides, as for any row.
+                // decides, as for any row; an object loaded before is kept as it is.
                 if id.names != names[pending], let registered = registeredObjects[id] {
-                    if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) }
+                    objects[place] = registered
+                    guard registered.isFault else { return nil }
+                    fill(registered, from: page, at: rowIndex, awakes: false)
                     return registered
                 }
                 let object = hooks
@@ -327,15 +343,16 @@ extension ManagedObjectContext {
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
                 registeredObjects[id] = object
+                objects[place] = object
                 return object
             }
-            if let partialKeys { objects[place]?.partialKeys = partialKeys }
+            guard let made else { continue }
+            if let partialKeys { made.partialKeys = partialKeys }
+            if hooks { loaded.append(place) }
         }
         faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
-        if hooks {
-            for place in places {
-                if let object = objects[place], !object.isFault, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
-            }
+        for place in loaded {
+            if let object = objects[place], callsLifecycleHooks(of: object) { awakeFromFetch(object) }
         }
         // A key without a row (deleted since the keys were read): a fault, which says so
         // when touched.
