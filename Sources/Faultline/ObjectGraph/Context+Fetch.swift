@@ -346,14 +346,13 @@ extension ManagedObjectContext {
                 continue
             }
             // Borrowed from `plans`, which holds it for the loop (as in registerObjects).
-            let made: ManagedObject? = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
+            var loadedHere = true
+            let object: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // Not the entity the key was read with (the row changed since): the registry
                 // decides, as for any row; an object loaded before is kept as it is.
                 if id.names != names[pending], let registered = registeredObjects[id] {
-                    objects[place] = registered
-                    guard registered.isFault else { return nil }
-                    fill(registered, from: page, at: rowIndex, awakes: false)
+                    if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) } else { loadedHere = false }
                     return registered
                 }
                 let object = hooks
@@ -361,12 +360,13 @@ extension ManagedObjectContext {
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
                 registeredObjects[id] = object
-                objects[place] = object
                 return object
             }
-            guard let made else { continue }
-            if let partialKeys { made.partialKeys = partialKeys }
-            if hooks { loaded.append(place) }
+            if loadedHere {
+                if let partialKeys { object.partialKeys = partialKeys }
+                if hooks { loaded.append(place) }
+            }
+            objects[place] = object  // its last use: moved into the array, not retained again
         }
         faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
         for place in loaded {
