@@ -286,6 +286,29 @@ import Testing
         #expect(objects.count == 8)
     }
 
+    /// A batched result merged with unsaved changes is made whole, of faults: touching one
+    /// loads its whole batch in one statement, then the batch's prefetching.
+    @Test func aMergedBatchedResultsFaultLoadsItsBatchAndItsPrefetching() throws {
+        let (context, statements, _) = try InventoryFaultingTests().open()
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        request.relationshipKeyPathsForPrefetching = ["asset"]
+        _ = try context.insertObject(entityName: "Inventory")
+        statements.removeAll()
+        let merged = try context.fetch(request)
+        #expect(merged.count == 9 && merged[3].isFault && merged[4].isFault && merged[5].isFault)
+        #expect(merged[4].value(forKey: "count") as? Int16 == 1)
+        expectSQL(statements.sql, [
+            "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3",
+            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+        ])
+        #expect(!merged[3].isFault && !merged[5].isFault && merged[0].isFault && merged[6].isFault)
+        let asset = try #require(merged[5].value(forKey: "asset") as? ManagedObject)
+        #expect(!asset.isFault)
+        #expect(statements.sql.count == 3)
+    }
+
     @Test func aBatchedFetchWithoutPropertyValuesFiresItsFaultsOneByOne() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")

@@ -219,35 +219,12 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Loads the batch that holds a fault of a batched fetch: its rows in one statement,
-    /// then the request's prefetching for those objects.
+    /// Loads the batch that holds a fault of a batched fetch (one made before its batch was
+    /// read: a merged result's, or one handed out when reading the batch failed): its rows
+    /// in one statement, as ``batchObjects(_:range:reaching:)`` reads them, then the
+    /// request's prefetching for those objects, whose errors are thrown here.
     func loadBatch(_ batch: FaultBatch, containing index: Int) throws {
-        let objects = batch.range(containing: index).map { object(with: batch.keys.id(at: $0)) }
-        // The faults to load, by primary key.
-        var keys: [Int64] = []
-        keys.reserveCapacity(objects.count)
-        for object in objects where object.isFault {
-            object.batchPosition = nil
-            keys.append(object.objectID.primaryKey)
-        }
-        if !keys.isEmpty {
-            let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)
-            let partialKeys = batch.properties.map { Set($0.map(\.name)) }
-            // Each row's object is the registered one with the row's ID (one lookup); a fault
-            // registered under another entity of the same table is found by its key.
-            var byKey: [Int64: ManagedObject]?
-            for row in 0..<page.count {
-                var object = registeredObjects[page.objectID(at: row)]
-                if object == nil {
-                    if byKey == nil { byKey = Dictionary(objects.map { ($0.objectID.primaryKey, $0) }, uniquingKeysWith: { first, _ in first }) }
-                    object = byKey?[page.primaryKey(at: row)]
-                }
-                guard let object, object.isFault else { continue }
-                fill(object, from: page, at: row)
-                if let partialKeys { object.partialKeys = partialKeys }
-            }
-            faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
-        }
+        let objects = try loadedBatchObjects(batch, range: batch.range(containing: index), reaching: index).compactMap { $0 }
         for keyPath in batch.prefetching {
             try prefetch(keyPath, from: objects)
         }
@@ -284,7 +261,7 @@ extension ManagedObjectContext {
         return range.map { batch.object(at: $0, in: self) }
     }
 
-    /// ``batchObjects(_:range:reaching:)``'s load: each key looked up once, the rows of those
+    /// A batch's load (``batchObjects(_:range:reaching:)``, ``loadBatch(_:containing:)``): each key looked up once, the rows of those
     /// not loaded read in one statement and matched to their places in key order (the order
     /// `Z_PK IN (…)` returns them in for a fetch in key order; a dictionary otherwise), and no
     /// `awakeFromFetch()` runs before every object of the batch is registered — one run
@@ -301,12 +278,9 @@ extension ManagedObjectContext {
         for (place, position) in range.enumerated() {
             let id = batch.keys.id(at: position)
             if let registered = registeredObjects[id] {
-                guard registered.isFault else {
-                    objects[place] = registered
-                    continue
-                }
-                registered.batchPosition = nil
                 objects[place] = registered
+                guard registered.isFault else { continue }
+                registered.batchPosition = nil
             }
             keys.append(id.primaryKey)
             places.append(place)
