@@ -123,6 +123,7 @@ extension ManagedObjectContext {
         recordingChanges {
             willChange(object)
             object.isDeleted = true
+            deletionsMayNeedRules = true
         }
     }
 
@@ -139,7 +140,7 @@ extension ManagedObjectContext {
         try recordingChanges {
             let changesBefore = changeCount
             var flagsRecorded: [ObjectKey] = []
-            while let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
+            while deletionsMayNeedRules, let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
                 let key = ObjectKey(object)
                 // The undo step records that this object's rules had not run, so undoing it
                 // makes the next save run them again (else the save deletes the object and
@@ -153,6 +154,8 @@ extension ManagedObjectContext {
                 try propagateDeletion(of: object)
                 propagatedDeletions.insert(key)
             }
+            // None left (a rule that threw leaves the flag set: the next call retries).
+            deletionsMayNeedRules = false
             // Rules that changed nothing make no undo step.
             if changeCount == changesBefore, !flagsRecorded.isEmpty {
                 openGroup?.removeLast(flagsRecorded.count)

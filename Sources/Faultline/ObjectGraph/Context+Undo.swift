@@ -102,6 +102,7 @@ extension ManagedObjectContext {
         }
         touched[key] = state.isTouched ? object : nil
         if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }
+        if state.isDeleted, !state.isPropagated { deletionsMayNeedRules = true }
     }
 }
 

@@ -78,6 +78,11 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var nextInsertionSequence = 0
     /// Deleted objects whose delete rules were applied already.
     @exclusivity(unchecked) var propagatedDeletions: Set<ObjectKey> = []
+    /// Whether a touched object may be deleted with its delete rules not applied yet: set
+    /// where an object becomes deleted (``delete(_:)``, an undo or redo restoring a deletion),
+    /// cleared by ``processPendingChanges()`` once it found none. Without one, the search
+    /// for such objects (a read of every changed object, twice a save) is skipped.
+    @exclusivity(unchecked) var deletionsMayNeedRules = false
     @exclusivity(unchecked) var undoStack: [[ObjectState]] = []
     @exclusivity(unchecked) var redoStack: [[ObjectState]] = []
     /// The undo group being recorded: each object's state before its first change in it.
