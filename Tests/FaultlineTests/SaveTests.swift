@@ -56,6 +56,34 @@ import Testing
         #expect(try raw.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") == 6)
     }
 
+    /// A save whose new objects are most of the registry takes their temporary IDs out of it
+    /// in one pass; an object registered by a temporary ID that is none of the save's (a fault
+    /// for another context's new object) keeps its place, and a forgotten new object leaves.
+    @Test func aSaveOfNewObjectsKeepsOtherObjectsRegisteredByTemporaryIDs() throws {
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        let elsewhere = try ManagedObjectContext(coordinator: context.coordinator).insertObject(entityName: "Asset")
+        let foreign = context.object(with: elsewhere.objectID)
+        #expect(foreign.isFault && foreign.objectID.isTemporaryID)
+        var assets: [ManagedObject] = []
+        for label in ["Drone", "Rover", "Buoy"] {
+            let asset = try context.insertObject(entityName: "Asset")
+            try asset.setValue(label, forKey: "label")
+            assets.append(asset)
+        }
+        let temporary = assets.map(\.objectID)
+        context.delete(assets[2])
+        try context.save()
+        #expect(context.object(with: elsewhere.objectID) === foreign)
+        for (asset, id) in zip(assets.prefix(2), temporary) {
+            #expect(!asset.objectID.isTemporaryID)
+            #expect(context.registeredObjects[asset.objectID] === asset)
+            #expect(context.registeredObjects[id] == nil)
+        }
+        #expect(context.registeredObjects[temporary[2]] == nil)
+        #expect(context.registeredObjects.count == 3)
+    }
+
     @Test func changeDetectionFollowsEveryWayValuesMove() throws {
         // isUpdated compares only the slots written since the values were loaded; every path
         // that moves values must keep that true.

@@ -299,9 +299,22 @@ extension ManagedObjectContext {
     // MARK: After the commit
 
     private func finishSave(_ plan: SavePlan) -> (SaveNotification, SavedObjects) {
-        // Temporary IDs become permanent, everywhere they are held.
-        var permanent: [ManagedObjectID: ManagedObjectID] = [:]
-        permanent.reserveCapacity(plan.inserts.count)
+        // Temporary IDs become permanent, everywhere they are held. The pairs are kept in a
+        // list; the map from one to the other is made only when something holds a temporary
+        // ID (a value of a changed object, a child context): a save of new objects that name
+        // no other new object hashes no temporary ID.
+        var renamed: [(temporary: ManagedObjectID, permanent: ManagedObjectID)] = []
+        renamed.reserveCapacity(plan.inserts.count)
+        var map: [ManagedObjectID: ManagedObjectID]?
+        func permanentMap() -> [ManagedObjectID: ManagedObjectID] {
+            if let map { return map }
+            var made: [ManagedObjectID: ManagedObjectID] = [:]
+            made.reserveCapacity(renamed.count)
+            for pair in renamed { made[pair.temporary] = pair.permanent }
+            map = made
+            return made
+        }
+        let bulk = withoutTemporaryIDs(plan)
         var names: (entity: String, names: UInt32)?  // inserts come in runs of one entity
         // By index (a RowChange copied costs its arrays' retains), last first: the registry's
         // temporary IDs are removed from the end of their hash groups (see
@@ -311,14 +324,14 @@ extension ManagedObjectContext {
             guard let key = plan.inserts[index].reservedKey else { continue }
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
             let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
-            permanent[object.objectID] = id
-            registeredObjects[object.objectID] = nil
+            renamed.append((object.objectID, id))
+            if !bulk { registeredObjects[object.objectID] = nil }
             registeredObjects[id] = object
             object.objectID = id
             object.isInserted = false
             object.rowVersion = 1
         }
-        recordPermanentIDs(permanent)
+        if concurrency.hasChildren, !renamed.isEmpty { recordPermanentIDs(permanentMap()) }
         for index in plan.updates.indices { plan.updates[index].object.rowVersion += 1 }
         var deletedIDs: [ManagedObjectID] = []
         var deletedObjects: [ManagedObject] = []
@@ -336,11 +349,11 @@ extension ManagedObjectContext {
         // values become its values, IDs replaced, and its pending to-many edits are dropped,
         // so only its values need replacing; a deleted object or a fault is replaced whole.
         for object in touched.values {
-            if !permanent.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanent, in: CollectionOfOne(object)) }
+            if !renamed.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanentMap(), in: CollectionOfOne(object)) }
             guard !object.isDeleted else { continue }
             object.pendingToMany.removeAll()
             if !object.isFault {
-                if !permanent.isEmpty { object.storage.replaceObjectIDs(permanent) }
+                if !renamed.isEmpty, object.storage.holdsTemporaryIDs { object.storage.replaceObjectIDs(permanentMap()) }
                 object.committed = object.storage
             }
         }
@@ -362,6 +375,29 @@ extension ManagedObjectContext {
             SaveNotification(insertedObjectIDs: insertedObjects.map(\.objectID), updatedObjectIDs: updatedIDs, deletedObjectIDs: deletedIDs),
             SavedObjects(inserted: insertedObjects, updated: updatedObjects, deleted: deletedObjects)
         )
+    }
+
+    /// Takes every temporary ID out of the registry at once, before a save's new objects are
+    /// registered under their permanent IDs, when they are at least half of it: one pass
+    /// over the table into a new one sized for what stays and what comes, instead of a
+    /// removal per new object (a look-up and a shift of its neighbours in a table of, say,
+    /// 100,000). Only when the temporary IDs registered are exactly the save's new and
+    /// forgotten objects (every new object got its key): any other object registered by a
+    /// temporary ID keeps its place, as each key is then removed one by one. True when done.
+    private func withoutTemporaryIDs(_ plan: SavePlan) -> Bool {
+        let saved = plan.inserts.count + plan.forgotten.count
+        guard plan.inserts.count * 2 >= registeredObjects.count, !plan.inserts.isEmpty,
+            plan.inserts.allSatisfy({ $0.reservedKey != nil })
+        else { return false }
+        var kept: [ManagedObjectID: ManagedObject] = [:]
+        kept.reserveCapacity(max(registeredObjects.count - saved, 0) + plan.inserts.count)
+        var temporary = 0
+        for (id, object) in registeredObjects {
+            if id.isTemporaryID { temporary += 1 } else { kept[id] = object }
+        }
+        guard temporary == saved else { return false }
+        registeredObjects = kept
+        return true
     }
 
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits

@@ -180,6 +180,23 @@ struct ObjectValues: Sequence {
         }
     }
 
+    /// Whether a relationship, an objectID attribute or a key kept aside holds a temporary
+    /// ID (what ``replaceObjectIDs(_:)`` may replace after a save); values are read in place.
+    var holdsTemporaryIDs: Bool {
+        if extra != nil { return true }
+        for slot in layout.identifierSlots where slot < slotCount {
+            switch self[stored: slot] {
+            case .objectID(let id):
+                if id.isTemporaryID { return true }
+            case .objectIDs(let ids):
+                if ids.contains(where: \.isTemporaryID) { return true }
+            default:
+                break
+            }
+        }
+        return false
+    }
+
     /// Whether any key has another value here than in `other` (nil and absent alike; an
     /// absent to-many on the other side counts as empty), as a changed object's values differ
     /// from its committed ones.
