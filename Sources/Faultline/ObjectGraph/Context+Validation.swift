@@ -14,6 +14,9 @@ extension ManagedObjectContext {
     /// thrown by a subclass's method becomes a failure with code 1550 naming the object.
     public func validatePendingChanges() throws {
         var failures: [ObjectValidationError.Failure] = []
+        let previous = link.validating
+        link.validating = Unmanaged.passUnretained(self)
+        defer { link.validating = previous }
         for object in touchedInSaveOrder() {
             do {
                 if object.isDeleted {

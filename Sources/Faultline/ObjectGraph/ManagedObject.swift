@@ -202,12 +202,23 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     ///
     /// - Throws: ``ObjectValidationError`` listing the failures.
     open func validateForInsert() throws {
-        try managedObjectContext?.validateProperties(of: self)
+        try validateProperties()
     }
 
     /// Validates an updated object before it is saved; see ``validateForInsert()``.
     open func validateForUpdate() throws {
-        try managedObjectContext?.validateProperties(of: self)
+        try validateProperties()
+    }
+
+    /// The model's rules and the per-key validation, by the object's context: the one
+    /// validating its changes when it is (borrowed, see `ContextLink.validating`), else the
+    /// context loaded from its weak reference.
+    private func validateProperties() throws {
+        if let validating = contextLink?.validating {
+            try validating._withUnsafeGuaranteedRef { try $0.validateProperties(of: self) }
+        } else {
+            try managedObjectContext?.validateProperties(of: self)
+        }
     }
 
     /// Validates a deleted object before the deletion is saved: relationships with the Deny

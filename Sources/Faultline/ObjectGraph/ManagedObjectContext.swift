@@ -192,6 +192,12 @@ final class ContextLink {
     /// ``ManagedObjectContext/concurrencyDebug``), so typed reads of loaded values can skip the
     /// context when it does not.
     @exclusivity(unchecked) var checksAccess = false
+    /// The context, while its ``ManagedObjectContext/validatePendingChanges()`` runs (which
+    /// holds it): the objects' default `validateForInsert()` and `validateForUpdate()` reach
+    /// it here without loading the weak reference (the runtime's slow path, once per object
+    /// saved). Set and cleared on the context's queue, read by its objects there; nil
+    /// otherwise.
+    @exclusivity(unchecked) var validating: Unmanaged<ManagedObjectContext>?
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.
