@@ -104,6 +104,23 @@ final class NotificationLog: @unchecked Sendable {  // `tokens` is set once, in 
         #expect(log.changes == [ContextChange(kind: .objectsDidChange, updated: [kite.objectID]), ContextChange(kind: .objectsDidChange, deleted: [kite.objectID])])
     }
 
+    /// An object made with a context but not inserted into it (the public initializer) is in
+    /// no object graph: its changes are not announced, and the context's registered objects
+    /// still are (it tells them apart by looking each one up once such an object exists).
+    @Test func anObjectMadeWithAContextButNotInsertedIsNotAnnounced() throws {
+        let (context, _) = try Self.open()
+        let mug = try Self.object(context, "Asset", 1)
+        let log = NotificationLog(context)
+        let entity = try #require(context.coordinator.model.entity(named: "Asset"))
+        let id = try ManagedObjectContext(coordinator: context.coordinator).insertObject(entityName: "Asset").objectID
+        let stray = ManagedObject(entity: entity, objectID: id, context: context, isFault: false)
+        #expect(stray.managedObjectContext === context && context.registeredObjects[id] == nil)
+        try stray.setValue("Stray", forKey: "label")
+        try mug.setValue("Cup", forKey: "label")
+        try context.processPendingChanges()
+        #expect(log.changes == [ContextChange(kind: .objectsDidChange, updated: [mug.objectID])])
+    }
+
     @Test func undoRollbackRefreshAndResetAreAnnounced() throws {
         let (context, _) = try Self.open()
         let log = NotificationLog(context)

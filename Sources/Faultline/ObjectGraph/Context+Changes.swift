@@ -81,7 +81,9 @@ extension ManagedObjectContext {
         nextInsertionSequence += 1
         object.insertionSequence = nextInsertionSequence
         recordingChanges {
-            willChange(object)
+            // Linked, not registered yet: noted as new (not visible before, not registered
+            // in its undo step) without a look-up.
+            willChange(object, new: true)
             object.isInserted = true
             registeredObjects[object.objectID] = object
         }

@@ -304,8 +304,9 @@ extension ManagedObjectContext {
                     for (key, value) in values { object.storage[key] = resolved(value) }
                     nextInsertionSequence += 1
                     object.insertionSequence = nextInsertionSequence
-                    willChange(object)
+                    willChange(object, new: true)
                     object.isInserted = true
+                    if registeredObjects[id] != nil { link.mayHoldUnregisteredObjects = true }  // the one replaced keeps the link
                     registeredObjects[id] = object
                 case .update(let id, let values, let pending):
                     guard let object = targets[id] else { continue }

@@ -269,11 +269,22 @@ extension ManagedObjectContext {
 
     // MARK: Recording
 
+    /// Whether an object is in ``registeredObjects`` under its ID. Told by its link alone
+    /// while no object can hold the link unregistered (see
+    /// `ContextLink.mayHoldUnregisteredObjects`): a look-up in a table of every object, per
+    /// object changed, twice (noted, then announced), was a cache miss each in a big context.
+    /// Not for a new object between its making and its registration.
+    @inline(__always)
+    func isRegistered(_ object: ManagedObject) -> Bool {
+        guard object.belongs(to: self) else { return false }
+        return !link.mayHoldUnregisteredObjects || registeredObjects[object.objectID] === object
+    }
+
     /// Records an object's state before its first change since the last announcement.
     @inline(__always)
     func noteChange(_ object: ManagedObject) {
         guard object.wasVisibleBeforeEvent == nil else { return }
-        noteFirstChange(object, wasVisible: !object.isDeleted && registeredObjects[object.objectID] === object)
+        noteFirstChange(object, wasVisible: !object.isDeleted && isRegistered(object))
     }
 
     func noteFirstChange(_ object: ManagedObject, wasVisible: Bool) {
@@ -303,7 +314,7 @@ extension ManagedObjectContext {
         for object in pending.changed {
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
-            let now = !object.isDeleted && object.belongs(to: self) && registeredObjects[object.objectID] === object
+            let now = !object.isDeleted && isRegistered(object)
             switch (was, now) {
             case (false, true): inserted.append(object)
             case (true, false): deleted.append(object)

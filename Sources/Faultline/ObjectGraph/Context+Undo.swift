@@ -9,13 +9,13 @@ extension ManagedObjectContext {
     // MARK: Undo
 
     /// Marks an object as changed, recording its state for undo first.
-    func willChange(_ object: ManagedObject) {
+    func willChange(_ object: ManagedObject, new: Bool = false) {
         changeCount &+= 1
         let key = ObjectKey(object)
         if isUndoEnabled, openGroup != nil, openGroupMembers.insert(key).inserted {
-            openGroup?.append(capture(object))
+            openGroup?.append(capture(object, new: new))
         }
-        noteChange(object)
+        if new { noteFirstChange(object, wasVisible: false) } else { noteChange(object) }
         if lastTouched != key {
             touched[key] = object
             lastTouched = key
@@ -74,12 +74,12 @@ extension ManagedObjectContext {
         announcePendingChanges()
     }
 
-    func capture(_ object: ManagedObject) -> ObjectState {
+    func capture(_ object: ManagedObject, new: Bool = false) -> ObjectState {
         let key = ObjectKey(object)
         return ObjectState(
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
             isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
-            isRegistered: registeredObjects[object.objectID] === object, isTouched: touched[key] != nil,
+            isRegistered: !new && isRegistered(object), isTouched: touched[key] != nil,
             isPropagated: propagatedDeletions.contains(key))
     }
 
@@ -99,6 +99,8 @@ extension ManagedObjectContext {
             object.managedObjectContext = self
         } else if registeredObjects[object.objectID] === object {
             registeredObjects[object.objectID] = nil
+            // Out of the registry, still linked (a redo registers it again).
+            if object.belongs(to: self) { link.mayHoldUnregisteredObjects = true }
         }
         touched[key] = state.isTouched ? object : nil
         if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }

@@ -136,6 +136,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.entity = entity
         self.objectID = objectID
         self.contextLink = context?.link
+        // Linked but not registered: the context then looks its objects up to tell.
+        if let context { context.link.mayHoldUnregisteredObjects = true }
         self.isFault = isFault
         self.storage = ObjectValues(layout: entity.propertyLayout)
         self.committed = storage

@@ -198,6 +198,13 @@ final class ContextLink {
     /// saved). Set and cleared on the context's queue, read by its objects there; nil
     /// otherwise.
     @exclusivity(unchecked) var validating: Unmanaged<ManagedObjectContext>?
+    /// Whether an object may hold this link without being in the context's
+    /// ``ManagedObjectContext/registeredObjects``: one made with the context passed to
+    /// `ManagedObject.init(entity:objectID:context:isFault:)`, one an undo took out of the
+    /// registry, one another object replaced there. Until then, an object holds the link if
+    /// and only if it is registered (besides a new object between its making and its
+    /// registration), and ``ManagedObjectContext/isRegistered(_:)`` need not look it up.
+    @exclusivity(unchecked) var mayHoldUnregisteredObjects = false
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.
