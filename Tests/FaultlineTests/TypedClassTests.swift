@@ -142,6 +142,49 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(try raw.scalar("SELECT ZCOUNT FROM ZINVENTORY WHERE Z_PK = \(item.objectID.primaryKey)") == .integer(Int64(before + 5)))
     }
 
+    /// With undo off, a typed setter on the object the context's last change was to writes
+    /// the value without the context; everything the context's way does still holds: the
+    /// change is counted and saved, announced once per event, noted again after an
+    /// announcement, and an unchanged value is no change.
+    @Test func typedSettersWithoutUndoTrackChangesAsTheContextDoes() throws {
+        let (context, sql, url) = try Self.open()
+        context.isUndoEnabled = false
+        let log = NotificationLog(context)
+        let item = try InventoryItem(context: context)
+        item.count = 3  // the object the last change was to: the setters below take the short way
+        item.date = Date(timeIntervalSinceReferenceDate: 1_000)
+        item.count = 4
+        #expect(context.insertedObjects == [item] && item.count == 4)
+        try context.processPendingChanges()
+        #expect(log.changes == [ContextChange(kind: .objectsDidChange, inserted: [item.objectID])])
+        try context.save()
+        let key = item.objectID.primaryKey
+        #expect(sql.sql.contains { $0.hasPrefix("INSERT INTO ZINVENTORY") })
+
+        // A saved object: its first change goes through the context (noted, touched), the
+        // next ones do not; an announcement makes the next change noted again.
+        log.clear()
+        item.count = 5
+        item.count = 5  // the same value: no change
+        item.date = Date(timeIntervalSinceReferenceDate: 2_000)
+        #expect(context.updatedObjects == [item] && context.hasChanges)
+        try context.processPendingChanges()
+        item.count = 6
+        try context.processPendingChanges()
+        #expect(log.changes == [ContextChange(kind: .objectsDidChange, updated: [item.objectID]), ContextChange(kind: .objectsDidChange, updated: [item.objectID])])
+        try context.save()
+        let raw = try Connection(path: url.path, mode: .readOnly)
+        let row = try raw.query("SELECT ZCOUNT, ZDATE FROM ZINVENTORY WHERE Z_PK = ?", [.integer(key)]).first?.values
+        #expect(row == [6, 2_000])  // a whole number of seconds: stored as an integer (NUMERIC affinity)
+
+        // Undo on: each setter is an undo step of its own, as through the context.
+        context.isUndoEnabled = true
+        item.count = 7
+        item.count = 8
+        context.undo()
+        #expect(item.count == 7)
+    }
+
     @Test func insertThroughTheClass() throws {
         let (context, _, _) = try Self.open()
         InventoryAsset.events = []

@@ -57,6 +57,23 @@ extension ManagedObject {
 
     /// Sets the class's attribute `index` to a value of its type.
     func setStoredAttribute(_ value: StoredValue, at index: Int, named key: String) {
+        // Another value of the object the context's last change was to, its change noted
+        // since the last announcement: nothing but the value and the context's change count
+        // moves when no undo step is recorded, no access is checked and no awakeFromFetch
+        // runs — written here, without loading the weakly held context (the runtime's slow
+        // path, in every setter of a new object). What the context's `setAttribute` does is
+        // then this: no fault to fire, no undo step, the object noted and touched already.
+        if let link = contextLink, link.lastTouched == ObjectKey(self), !link.recordsUndo, !link.checksAccess, link.awakening == 0,
+            !isFault, wasVisibleBeforeEvent != nil, index < classSlots.count
+        {
+            let slot = classSlots[index]
+            if entity.propertyLayout.isWritable[slot] {
+                if StoredValue.same(storage[stored: slot], value) { return }
+                link.changeCount &+= 1
+                storage[stored: slot] = value
+                return
+            }
+        }
         guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value.any, key) }
         context.checkAccess()
         let slot = classSlots[index]

@@ -44,7 +44,9 @@ public final class ManagedObjectContext {
     /// Whether user-level changes are recorded for ``undo()`` (default true). Set it outside
     /// ``undoGroup(_:)``: a group begun while it is false records nothing, and changes made
     /// after it is turned on inside that group become undo steps of their own.
-    @exclusivity(unchecked) public var isUndoEnabled = true
+    @exclusivity(unchecked) public var isUndoEnabled = true {
+        didSet { link.recordsUndo = isUndoEnabled }
+    }
     /// The context's name (`NSManagedObjectContext.name`): recorded as the context of each
     /// transaction it saves into a store with persistent history.
     public var name: String?
@@ -70,8 +72,12 @@ public final class ManagedObjectContext {
     }
     /// The object ``willChange(_:)`` last put in ``touched``, while it is there (any change
     /// of ``touched`` forgets it): setting several values of one object writes the
-    /// dictionary once.
-    @exclusivity(unchecked) var lastTouched: ObjectKey?
+    /// dictionary once. Kept in the link, where typed setters read it (see
+    /// `ContextLink.lastTouched`).
+    var lastTouched: ObjectKey? {
+        @inline(__always) get { link.lastTouched }
+        @inline(__always) set { link.lastTouched = newValue }
+    }
     /// The objects of ``touched`` in save order while it does not change (see
     /// ``touchedInSaveOrder()``): a save's passes share one sort.
     @exclusivity(unchecked) var saveOrderCache: [ManagedObject]?
@@ -89,8 +95,11 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var openGroup: [ObjectState]?
     @exclusivity(unchecked) var openGroupMembers: Set<ObjectKey> = []
     /// How many times an object was about to change (``willChange(_:)``), to tell whether a
-    /// step changed anything.
-    @exclusivity(unchecked) var changeCount = 0
+    /// step changed anything. Kept in the link, which typed setters count in.
+    var changeCount: Int {
+        @inline(__always) get { link.changeCount }
+        @inline(__always) set { link.changeCount = newValue }
+    }
     /// The classes objects are made of, by entity name (the coordinator's registered
     /// classes when the context was made); empty when none are registered.
     let classBindings: [String: ClassBinding]
@@ -110,8 +119,12 @@ public final class ManagedObjectContext {
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
     /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
-    /// are not changes (Core Data turns change processing off around it).
-    @exclusivity(unchecked) var awakeningFromFetch = 0
+    /// are not changes (Core Data turns change processing off around it). Kept in the link,
+    /// where typed setters read it.
+    var awakeningFromFetch: Int {
+        @inline(__always) get { link.awakening }
+        @inline(__always) set { link.awakening = newValue }
+    }
 
     /// What the context's objects reach it through (see ``ManagedObject/managedObjectContext``).
     let link = ContextLink()
@@ -205,6 +218,19 @@ final class ContextLink {
     /// and only if it is registered (besides a new object between its making and its
     /// registration), and ``ManagedObjectContext/isRegistered(_:)`` need not look it up.
     @exclusivity(unchecked) var mayHoldUnregisteredObjects = false
+
+    // What a typed setter needs to know to change a value without the context (see
+    // `ManagedObject.setStoredAttribute`): the context keeps these here, on its queue, and
+    // its deinit writes none of them, so an object outliving its context reads them safely.
+    /// The context's `changeCount`.
+    @exclusivity(unchecked) var changeCount = 0
+    /// The context's `lastTouched`: the object its last change was to, while the object is
+    /// among its changed objects (which hold it).
+    @exclusivity(unchecked) var lastTouched: ObjectKey?
+    /// The context's ``ManagedObjectContext/isUndoEnabled``.
+    @exclusivity(unchecked) var recordsUndo = true
+    /// The context's `awakeningFromFetch`.
+    @exclusivity(unchecked) var awakening = 0
 }
 
 /// The objects of a batched fetch, loaded a batch at a time.
