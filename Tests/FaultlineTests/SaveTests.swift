@@ -84,6 +84,42 @@ import Testing
         #expect(context.registeredObjects.count == 3)
     }
 
+    /// A save handles its objects in save order — new objects in insertion order after stored
+    /// ones by key, then entity name — whether their numbers place them directly (distinct,
+    /// close together) or they are compared (keys shared by two entities, keys far apart):
+    /// the order the notification lists updated objects in.
+    @Test func aSaveOrdersItsObjectsByInsertionThenKeyThenEntity() throws {
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        var saved: [SaveNotification] = []
+        context.didSave = { saved.append($0) }
+        func objects(_ entity: String) throws -> [ManagedObject] {
+            try context.fetch(FetchRequest(entityName: entity)).map { $0 }
+        }
+        // Keys 1–5 of one entity, changed last to first: placed by key.
+        let assets = try objects("Asset")
+        for asset in assets.reversed() { try asset.setValue("\(asset.value(forKey: "label") ?? "")!", forKey: "label") }
+        try context.save()
+        #expect(saved.last?.updatedObjectIDs == assets.map(\.objectID).sorted { $0.primaryKey < $1.primaryKey })
+        // Keys 1–3 of two entities: compared, key first, then entity name.
+        let locations = try objects("Location")
+        for object in locations.reversed() + assets.reversed() { try object.setValue("\(object.value(forKey: "label") ?? "")?", forKey: "label") }
+        try context.save()
+        let expected = (assets + locations).map(\.objectID).sorted { ($0.primaryKey, $0.entityName) < ($1.primaryKey, $1.entityName) }
+        #expect(saved.last?.updatedObjectIDs == expected)
+        #expect(expected.prefix(2).map(\.entityName) == ["Asset", "Location"])
+        // New objects in insertion order, after the stored ones (one of them changed).
+        let new = try (0..<3).map { index -> ManagedObject in
+            let asset = try context.insertObject(entityName: "Asset")
+            try asset.setValue("New \(index)", forKey: "label")
+            return asset
+        }
+        try assets[4].setValue("Stove", forKey: "label")
+        try context.save()
+        #expect(saved.last?.insertedObjectIDs == new.map(\.objectID))
+        #expect(new.map(\.objectID.primaryKey) == [6, 7, 8])
+    }
+
     @Test func changeDetectionFollowsEveryWayValuesMove() throws {
         // isUpdated compares only the slots written since the values were loaded; every path
         // that moves values must keep that true.

@@ -497,17 +497,63 @@ extension ManagedObjectContext {
     /// each several times (copies into the keyed array, the merge's moves, the result, the
     /// keyed array freed): atomic operations on objects long out of the cache, in a save of
     /// 100,000 of them.
+    ///
+    /// Most saves need no comparison at all: new objects have distinct insertion numbers and
+    /// stored ones (of one entity, or of entities sharing a table) distinct keys, each run
+    /// about as wide as it is long, so each object is put in its place by its number
+    /// (``placedByNumber(_:)``); a comparison sort (of a hash table's order: runs of about
+    /// eight) is left for numbers that repeat or spread.
     static func inSaveOrder<C: Collection<ManagedObject>>(_ objects: C) -> [ManagedObject] {
-        var keyed: [(sequence: Int, key: Int64, object: Unmanaged<ManagedObject>)] = []
-        keyed.reserveCapacity(objects.count)
+        // Inserted (numbered) ones after stored ones (number 0), as the sort below orders them.
+        var stored: [(number: Int64, key: Int64, object: Unmanaged<ManagedObject>)] = []
+        var inserted: [(number: Int64, key: Int64, object: Unmanaged<ManagedObject>)] = []
         for object in objects {
-            keyed.append((object.insertionSequence, object.objectID.primaryKey, Unmanaged.passUnretained(object)))
+            let sequence = object.insertionSequence
+            let key = object.objectID.primaryKey
+            if sequence == 0 {
+                stored.append((key, key, Unmanaged.passUnretained(object)))
+            } else {
+                inserted.append((Int64(sequence), key, Unmanaged.passUnretained(object)))
+            }
         }
-        keyed.sort { a, b in
-            if a.sequence != b.sequence { return a.sequence < b.sequence }
-            if a.key != b.key { return a.key < b.key }
-            return a.object.takeUnretainedValue().objectID.entityName < b.object.takeUnretainedValue().objectID.entityName
+        return withExtendedLifetime(objects) {
+            var result: [ManagedObject] = []
+            result.reserveCapacity(stored.count + inserted.count)
+            for run in [stored, inserted] {
+                if let placed = placedByNumber(run) {
+                    for object in placed { result.append(object.takeUnretainedValue()) }
+                    continue
+                }
+                // Equal numbers (keys of two entities) or spread ones: compared, then by key
+                // and entity name.
+                let sorted = run.sorted { a, b in
+                    if a.number != b.number { return a.number < b.number }
+                    if a.key != b.key { return a.key < b.key }
+                    return a.object.takeUnretainedValue().objectID.entityName < b.object.takeUnretainedValue().objectID.entityName
+                }
+                for entry in sorted { result.append(entry.object.takeUnretainedValue()) }
+            }
+            return result
         }
-        return withExtendedLifetime(objects) { keyed.map { $0.object.takeUnretainedValue() } }
+    }
+
+    /// The objects of `run` in the order of their numbers, each put at its number's place,
+    /// when the numbers are distinct and span at most about twice their count; nil otherwise.
+    private static func placedByNumber(_ run: [(number: Int64, key: Int64, object: Unmanaged<ManagedObject>)]) -> [Unmanaged<ManagedObject>]? {
+        guard var low = run.first?.number else { return [] }
+        var high = low
+        for entry in run {
+            low = min(low, entry.number)
+            high = max(high, entry.number)
+        }
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, span < Int64(run.count) * 2 + 64 else { return nil }
+        var places = [Unmanaged<ManagedObject>?](repeating: nil, count: Int(span) + 1)
+        for entry in run {
+            let place = Int(entry.number - low)
+            guard places[place] == nil else { return nil }
+            places[place] = entry.object
+        }
+        return places.compactMap { $0 }
     }
 }
