@@ -151,6 +151,8 @@ extension ManagedObjectContext {
     /// Step 1: what the changed to-many relationships of `all` write.
     func relationshipWrites(of all: [ManagedObject]) throws -> RelationshipWrites {
         var writes = RelationshipWrites()
+        // A model none of whose to-manys writes beyond its objects' own rows: nothing to look at.
+        guard modelShape.toManysWrite else { return writes }
         // Whether an entity has to-many relationships, once per entity (objects of an entity
         // come in runs); most changed objects have none to write.
         var last: (entity: String, hasToMany: Bool)?
@@ -423,7 +425,43 @@ extension ManagedObjectContext {
     /// Stored destinations of to-one relationships without inverse that the plan's inserts
     /// and updates write (an inverse would make the destination an updated, version-checked
     /// object). Sorted, each once.
+    /// What a save plan's passes over every changed object look for, when the model has
+    /// none of it: each pass is skipped (a read of each object, out of the cache, in a save
+    /// of 100,000). Worked out once per context: model and mapping do not change.
+    struct ModelShape {
+        /// Whether some to-many writes beyond its objects' own rows (a join table, a hidden
+        /// foreign key, an order column): what ``relationshipWrites(of:)`` looks for.
+        var toManysWrite = false
+        /// Whether some to-one has no inverse: what `rowsReferencedWithoutInverse` looks for.
+        var hasToOnesWithoutInverse = false
+    }
+
+    /// The ``ModelShape`` of the context's model and store.
+    func computeModelShape() -> ModelShape {
+        var shape = ModelShape()
+        for entity in model.entities {
+            let entityMapping = store.mapping.entity(entity.name)
+            for relationship in entity.relationships where !relationship.isTransient {
+                if relationship.isToOne {
+                    if model.inverse(of: relationship) == nil { shape.hasToOnesWithoutInverse = true }
+                    continue
+                }
+                // As relationshipWrites(of:) decides it for each object of the entity.
+                let inverse = model.inverse(of: relationship)
+                let orderColumn = inverse.flatMap { inv in store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inv.name]?.orderColumn }
+                if entityMapping?.manyToMany[relationship.name] != nil || entityMapping?.hiddenForeignKeys[relationship.name] != nil
+                    || (relationship.isOrdered && orderColumn != nil)
+                {
+                    shape.toManysWrite = true
+                }
+            }
+        }
+        return shape
+    }
+
     private func rowsReferencedWithoutInverse(_ plan: SavePlan) -> [ManagedObjectID] {
+        // Most models have no to-one without inverse (Core Data's model editor warns of them).
+        guard modelShape.hasToOnesWithoutInverse else { return [] }
         // Each entity's to-ones without inverse, worked out once per entity in this save
         // (objects of an entity come in runs); most entities have none.
         var last: (entity: String, names: [String])?

@@ -118,6 +118,8 @@ public final class ManagedObjectContext {
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
+    /// What the save plan's passes look for in the model (see `ModelShape`), once per context.
+    lazy var modelShape: ModelShape = computeModelShape()
     /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
     /// are not changes (Core Data turns change processing off around it). Kept in the link,
     /// where typed setters read it.
