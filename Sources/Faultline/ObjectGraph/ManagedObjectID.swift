@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The identity of a managed object: its store, entity and primary key.
 ///
@@ -211,14 +210,17 @@ enum ObjectIDNames {
     }
 }
 
-/// The source of temporary IDs: one UUID per process and a counter (atomic: an insert takes
-/// one number, and a lock around it cost more than the rest of making the ID).
+/// The source of temporary IDs: one UUID per process and a counter.
 private enum TemporaryIDs {
     static let prefix = UUID().uuidString
-    private static let counter = Atomic<UInt64>(0)
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var counter: UInt64 = 0  // only touched under `lock`
 
     static func next() -> UInt64 {
-        counter.wrappingAdd(1, ordering: .relaxed).newValue
+        lock.withLock {
+            counter += 1
+            return counter
+        }
     }
 }
 
