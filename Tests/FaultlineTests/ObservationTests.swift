@@ -121,6 +121,29 @@ final class NotificationLog: @unchecked Sendable {  // `tokens` is set once, in 
         #expect(log.changes == [ContextChange(kind: .objectsDidChange, updated: [mug.objectID])])
     }
 
+    /// An undo that brings back an object the context had forgotten (a merged deletion) takes
+    /// its ID back from a fault made for it since: the fault, out of the registry, is not
+    /// registered again by undoing a change made to it afterwards.
+    @Test func aFaultAnUndoDisplacedStaysOutOfTheRegistry() throws {
+        let (context, _) = try Self.open()
+        let mug = try Self.object(context, "Asset", 1)
+        try mug.setValue("Cup", forKey: "label")
+        let other = ManagedObjectContext(coordinator: context.coordinator)
+        var deletion: SaveNotification?
+        other.didSave = { deletion = $0 }
+        other.delete(try Self.object(other, "Asset", 1))
+        try other.save()
+        context.mergeChanges(fromContextDidSave: try #require(deletion))
+        #expect(mug.managedObjectContext == nil)
+        let standIn = context.object(with: mug.objectID)
+        #expect(standIn !== mug)
+        context.undo()
+        #expect(context.registeredObjects[mug.objectID] === mug && standIn.managedObjectContext === context)
+        context.delete(standIn)
+        context.undo()
+        #expect(context.registeredObjects[mug.objectID] === mug)
+    }
+
     @Test func undoRollbackRefreshAndResetAreAnnounced() throws {
         let (context, _) = try Self.open()
         let log = NotificationLog(context)

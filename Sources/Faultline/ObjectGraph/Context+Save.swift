@@ -381,9 +381,11 @@ extension ManagedObjectContext {
     /// registered under their permanent IDs, when they are at least half of it: one pass
     /// over the table into a new one sized for what stays and what comes, instead of a
     /// removal per new object (a look-up and a shift of its neighbours in a table of, say,
-    /// 100,000). Only when the temporary IDs registered are exactly the save's new and
-    /// forgotten objects (every new object got its key): any other object registered by a
-    /// temporary ID keeps its place, as each key is then removed one by one. True when done.
+    /// 100,000). Only when every new object got its key and the objects registered by a
+    /// temporary ID are all new ones, as many as the save's new and forgotten objects (a new
+    /// object stays registered and changed until it is saved; an undone insert leaves both):
+    /// otherwise — a fault for another context's new object, say — each key is removed one
+    /// by one, and the others keep their places. True when done.
     private func withoutTemporaryIDs(_ plan: SavePlan) -> Bool {
         let saved = plan.inserts.count + plan.forgotten.count
         guard plan.inserts.count * 2 >= registeredObjects.count, !plan.inserts.isEmpty,
@@ -393,7 +395,14 @@ extension ManagedObjectContext {
         kept.reserveCapacity(max(registeredObjects.count - saved, 0) + plan.inserts.count)
         var temporary = 0
         for (id, object) in registeredObjects {
-            if id.isTemporaryID { temporary += 1 } else { kept[id] = object }
+            guard id.isTemporaryID else {
+                kept[id] = object
+                continue
+            }
+            // Registered by a temporary ID and not inserted (a fault for another context's
+            // new object): it stays, key by key.
+            guard object.isInserted else { return false }
+            temporary += 1
         }
         guard temporary == saved else { return false }
         registeredObjects = kept

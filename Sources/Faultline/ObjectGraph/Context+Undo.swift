@@ -95,7 +95,11 @@ extension ManagedObjectContext {
         object.isInserted = state.isInserted
         object.isDeleted = state.isDeleted
         if state.isRegistered {
-            registeredObjects[object.objectID] = object
+            // An object registered under the ID since (a new fault after the object was
+            // forgotten) leaves the registry and keeps its link.
+            if let displaced = registeredObjects.updateValue(object, forKey: object.objectID), displaced !== object, displaced.belongs(to: self) {
+                link.mayHoldUnregisteredObjects = true
+            }
             object.managedObjectContext = self
         } else if registeredObjects[object.objectID] === object {
             registeredObjects[object.objectID] = nil

@@ -132,12 +132,18 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Creates an object; contexts call this, users call ``ManagedObjectContext/insertObject(entityName:)``.
     /// A context making an object passes nil and sets itself as the object's context right
     /// after this returns: set values up in ``awakeFromInsert()`` or ``awakeFromFetch()``.
+    ///
+    /// An object made with a context is not registered or inserted in it; like any use of the
+    /// context, call this with one on the context's queue.
     public required init(entity: EntityDescription, objectID: ManagedObjectID, context: ManagedObjectContext?, isFault: Bool) {
         self.entity = entity
         self.objectID = objectID
         self.contextLink = context?.link
-        // Linked but not registered: the context then looks its objects up to tell.
-        if let context { context.link.mayHoldUnregisteredObjects = true }
+        if let context {
+            // Linked but not registered: the context then looks its objects up to tell.
+            context.checkAccess()
+            context.link.mayHoldUnregisteredObjects = true
+        }
         self.isFault = isFault
         self.storage = ObjectValues(layout: entity.propertyLayout)
         self.committed = storage
