@@ -185,6 +185,20 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(item.count == 7)
     }
 
+    /// An object outliving its context keeps taking values (in itself, as an object in no
+    /// context does), also the object the context's last change was to.
+    @Test func typedSettersOfAnObjectWhoseContextIsGone() throws {
+        var context: ManagedObjectContext? = try Self.open().0
+        context?.isUndoEnabled = false
+        let item = try InventoryItem(context: try #require(context))
+        item.count = 1
+        context = nil
+        #expect(item.managedObjectContext == nil)
+        item.count = 2
+        item.date = Date(timeIntervalSinceReferenceDate: 5)
+        #expect(item.count == 2 && item.date == Date(timeIntervalSinceReferenceDate: 5))
+    }
+
     @Test func insertThroughTheClass() throws {
         let (context, _, _) = try Self.open()
         InventoryAsset.events = []
