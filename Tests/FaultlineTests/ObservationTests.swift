@@ -144,6 +144,27 @@ final class NotificationLog: @unchecked Sendable {  // `tokens` is set once, in 
         #expect(context.registeredObjects[mug.objectID] === mug)
     }
 
+    /// A save's did-save lists the objects it saved, whether or not its own objects-did-change
+    /// listed the same ones (the set announced is reused only when it holds exactly them).
+    @Test func didSaveListsTheSavedObjectsWhateverTheSaveAnnouncedBefore() throws {
+        let (context, _) = try Self.open()
+        let log = NotificationLog(context, names: [ManagedObjectContext.didSaveNotification])
+        let kite = try context.insertObject(entityName: "Asset")
+        try kite.setValue("Kite", forKey: "label")
+        try context.processPendingChanges()  // the insert announced before the save
+        let mug = try Self.object(context, "Asset", 1)
+        try mug.setValue("Cup", forKey: "label")
+        try context.save()  // its objects-did-change: the mug updated, nothing inserted
+        #expect(log.changes == [ContextChange(kind: .objectsDidChange, inserted: [kite.objectID], updated: [mug.objectID])])
+        // The same objects announced and saved: the did-save lists them as well.
+        log.clear()
+        let shirt = try Self.object(context, "Asset", 2)
+        try shirt.setValue("Tee", forKey: "label")
+        try kite.setValue("Box kite", forKey: "label")
+        try context.save()
+        #expect(log.changes == [ContextChange(kind: .objectsDidChange, updated: [shirt.objectID, kite.objectID])])
+    }
+
     @Test func undoRollbackRefreshAndResetAreAnnounced() throws {
         let (context, _) = try Self.open()
         let log = NotificationLog(context)

@@ -331,6 +331,7 @@ extension ManagedObjectContext {
         for object in pending.invalidated.values { objects.invalidated.insert(object) }
         objects.invalidatedAll = pending.invalidatedAll
         if objects.isEmpty, objects.invalidatedAll == nil { return }
+        if keepsAnnouncedObjects { announcedObjects = objects }
         announce(.objectsDidChange, objects)
     }
 
@@ -359,13 +360,23 @@ extension ManagedObjectContext {
     /// Announces a save: the notifications, the streams, then ``didSave``.
     func announceSave(_ saved: SaveNotification, _ savedObjects: SavedObjects) {
         var objects = ChangedObjects()
-        objects.inserted = Set(savedObjects.inserted)
-        objects.updated = Set(savedObjects.updated)
-        objects.deleted = Set(savedObjects.deleted)
+        let announced = announcedObjects
+        objects.inserted = Self.set(of: savedObjects.inserted, reusing: announced?.inserted)
+        objects.updated = Self.set(of: savedObjects.updated, reusing: announced?.updated)
+        objects.deleted = Self.set(of: savedObjects.deleted, reusing: announced?.deleted)
         let event = ContextChange(
             kind: .didSave, inserted: Set(saved.insertedObjectIDs), updated: Set(saved.updatedObjectIDs), deleted: Set(saved.deletedObjectIDs))
         announce(.didSave, objects, event: event)
         didSave?(saved)
+    }
+
+    /// The set of `objects`: `announced` itself when it holds exactly them (a save's
+    /// objects-did-change listed the objects its did-save lists, most often), else made. The
+    /// check hashes each object's identity and reads no object; making the set retained each
+    /// one, out of the cache, and freeing it released each.
+    private static func set(of objects: [ManagedObject], reusing announced: Set<ManagedObject>?) -> Set<ManagedObject> {
+        if let announced, announced.count == objects.count, objects.allSatisfy({ announced.contains($0) }) { return announced }
+        return Set(objects)
     }
 
     /// Registers a fetched-results controller (held weakly).

@@ -64,6 +64,13 @@ extension ManagedObjectContext {
         }
         guard hasChanges || !touched.isEmpty else { return }
         announce(.willSave, ChangedObjects())
+        // The save's own objects-did-change is kept for its did-save, which often lists the
+        // same objects (see `announceSave`); only for this call.
+        keepsAnnouncedObjects = true
+        defer {
+            keepsAnnouncedObjects = false
+            announcedObjects = nil
+        }
         try processPendingChanges()
         if !classBindings.isEmpty {
             // Each changed object's willSave; changes made there (deletions too) are saved.
@@ -85,7 +92,10 @@ extension ManagedObjectContext {
         }
         guard let (notification, objects) = saved else { return }
         if !classBindings.isEmpty {
-            for object in objects.inserted + objects.updated + objects.deleted where callsLifecycleHooks(of: object) { object.didSave() }
+            // List by list: one array of them all retained every object again.
+            for list in [objects.inserted, objects.updated, objects.deleted] {
+                for object in list where callsLifecycleHooks(of: object) { object.didSave() }
+            }
         }
         announceSave(notification, objects)
     }

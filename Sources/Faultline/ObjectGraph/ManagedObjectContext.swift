@@ -118,6 +118,11 @@ public final class ManagedObjectContext {
     /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
     /// first of them (and forgets them all), so none goes unnoticed.
     var accessorErrors: [Error] = []
+    /// While ``save()`` runs: whether objects-did-change keeps what it announced
+    /// (``announcedObjects``) for the save's did-save.
+    @exclusivity(unchecked) var keepsAnnouncedObjects = false
+    /// The objects the last objects-did-change of the running save announced.
+    @exclusivity(unchecked) var announcedObjects: ChangedObjects?
     /// What the save plan's passes look for in the model (see `ModelShape`), once per context.
     lazy var modelShape: ModelShape = computeModelShape()
     /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
