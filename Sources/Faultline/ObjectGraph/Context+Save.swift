@@ -358,7 +358,10 @@ extension ManagedObjectContext {
         // the changed objects, which also commits their values: a loaded object's committed
         // values become its values, IDs replaced, and its pending to-many edits are dropped,
         // so only its values need replacing; a deleted object or a fault is replaced whole.
-        for object in touched.values {
+        // In save order (the plan's sort, kept while the changed objects do not change): new
+        // objects in the order they were made, stored ones by key — through memory in order,
+        // where the table's order jumped about.
+        for object in touchedInSaveOrder() {
             if !renamed.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanentMap(), in: CollectionOfOne(object)) }
             guard !object.isDeleted else { continue }
             object.pendingToMany.removeAll()
