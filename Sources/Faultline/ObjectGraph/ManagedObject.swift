@@ -139,14 +139,11 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.entity = entity
         self.objectID = objectID
         self.contextLink = context?.link
-        if let context {
-            // Linked but not registered: the context then looks its objects up to tell.
-            context.checkAccess()
-            context.link.mayHoldUnregisteredObjects = true
-        }
         self.isFault = isFault
         self.storage = ObjectValues(layout: entity.propertyLayout)
         self.committed = storage
+        // Linked but not registered: the context then looks its objects up to tell.
+        contextLink?.mayHoldUnregisteredObjects = true
     }
 
     /// Sets a new object's values as read from the store (its values and committed values
