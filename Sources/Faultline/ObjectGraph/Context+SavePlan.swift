@@ -148,6 +148,19 @@ extension ManagedObjectContext {
         }
     }
 
+    /// What a to-many relationship writes beyond its objects' own rows — rows of its join
+    /// table, its hidden foreign key in the destinations' rows, or (ordered) the order column
+    /// of its inverse — as names; nil when it writes none of them.
+    private func toManyWrites(_ relationship: RelationshipDescription, in entityMapping: EntityMapping) -> (join: String?, hidden: HiddenForeignKey?, orderColumn: String?)? {
+        let joinName = entityMapping.manyToMany[relationship.name]
+        let hidden = entityMapping.hiddenForeignKeys[relationship.name]
+        let orderColumn = model.inverse(of: relationship).flatMap { inverse in
+            store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inverse.name]?.orderColumn
+        }
+        guard joinName != nil || hidden != nil || (relationship.isOrdered && orderColumn != nil) else { return nil }
+        return (joinName, hidden, orderColumn)
+    }
+
     /// Step 1: what the changed to-many relationships of `all` write.
     func relationshipWrites(of all: [ManagedObject]) throws -> RelationshipWrites {
         var writes = RelationshipWrites()
@@ -162,11 +175,7 @@ extension ManagedObjectContext {
             }
             guard last?.hasToMany == true, let entityMapping = store.mapping.entity(object.entity.name) else { continue }
             for relationship in object.entity.relationships where relationship.isToMany && !relationship.isTransient {
-                let joinName = entityMapping.manyToMany[relationship.name]
-                let hidden = entityMapping.hiddenForeignKeys[relationship.name]
-                let inverse = model.inverse(of: relationship)
-                let orderColumn = inverse.flatMap { inv in store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inv.name]?.orderColumn }
-                guard joinName != nil || hidden != nil || (relationship.isOrdered && orderColumn != nil) else { continue }
+                guard let (joinName, hidden, orderColumn) = toManyWrites(relationship, in: entityMapping) else { continue }
                 // What changed in the list.
                 var current: [ManagedObjectID] = []
                 var added: [ManagedObjectID] = []
@@ -447,13 +456,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 // As relationshipWrites(of:) decides it for each object of the entity.
-                let inverse = model.inverse(of: relationship)
-                let orderColumn = inverse.flatMap { inv in store.mapping.entity(relationship.destinationEntityName)?.toOneColumns[inv.name]?.orderColumn }
-                if entityMapping?.manyToMany[relationship.name] != nil || entityMapping?.hiddenForeignKeys[relationship.name] != nil
-                    || (relationship.isOrdered && orderColumn != nil)
-                {
-                    shape.toManysWrite = true
-                }
+                if let entityMapping, toManyWrites(relationship, in: entityMapping) != nil { shape.toManysWrite = true }
             }
         }
         return shape
