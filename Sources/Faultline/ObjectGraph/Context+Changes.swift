@@ -85,7 +85,7 @@ extension ManagedObjectContext {
             // in its undo step) without a look-up.
             willChange(object, new: true)
             object.isInserted = true
-            registeredObjects[object.objectID] = object
+            registry[object.objectID] = object
         }
         if callsLifecycleHooks(of: object) { object.awakeFromInsert() }
     }
@@ -392,7 +392,7 @@ extension ManagedObjectContext {
         for object in touched.values { noteChange(object) }
         for object in touched.values {
             if object.isInserted {
-                if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+                if registry[object.objectID] === object { registry[object.objectID] = nil }
                 object.managedObjectContext = nil
                 continue
             }
@@ -421,13 +421,13 @@ extension ManagedObjectContext {
     public func reset() {
         checkAccess()
         for object in pendingEvent.changed { object.wasVisibleBeforeEvent = nil }
-        var invalidated = Set(registeredObjects.keys)
+        var invalidated = Set(registry.keys)
         for object in touched.values { invalidated.insert(object.objectID) }
         pendingEvent = PendingEvent()
         pendingEvent.invalidatedAll = invalidated.sorted { $0.uriRepresentation < $1.uriRepresentation }
-        for object in registeredObjects.values { object.managedObjectContext = nil }
+        for object in registry.values { object.managedObjectContext = nil }
         for object in touched.values { object.managedObjectContext = nil }
-        registeredObjects.removeAll()
+        registry.removeAll()
         touched.removeAll()
         propagatedDeletions.removeAll()
         undoStack.removeAll()

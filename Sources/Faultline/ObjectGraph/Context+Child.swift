@@ -138,7 +138,7 @@ extension ManagedObjectContext {
     /// own changes on top), deleted ones are forgotten.
     func refreshAndForget(_ notification: SaveNotification) {
         for id in notification.updatedObjectIDs {
-            guard let object = registeredObjects[id] else { continue }
+            guard let object = registry[id] else { continue }
             if object.hasPersistentChangedValues {
                 refresh(object, mergeChanges: true)
             } else if !object.isFault {
@@ -148,7 +148,7 @@ extension ManagedObjectContext {
             }
         }
         for id in notification.deletedObjectIDs {
-            guard let object = registeredObjects[id] else { continue }
+            guard let object = registry[id] else { continue }
             forget(object)
         }
     }
@@ -202,7 +202,7 @@ extension ManagedObjectContext {
         redoStack.removeAll()
         return (
             SaveNotification(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted),
-            SavedObjects(inserted: inserted.compactMap { registeredObjects[$0] }, updated: updated.compactMap { registeredObjects[$0] }, deleted: deletedObjects)
+            SavedObjects(inserted: inserted.compactMap { registry[$0] }, updated: updated.compactMap { registry[$0] }, deleted: deletedObjects)
         )
     }
 
@@ -214,7 +214,7 @@ extension ManagedObjectContext {
         let generation = parent.concurrency.permanentIDGeneration
         guard generation != concurrency.adoptedGeneration else { return }
         concurrency.adoptedGeneration = generation
-        let temporary = registeredObjects.keys.filter(\.isTemporaryID)
+        let temporary = registry.keys.filter(\.isTemporaryID)
         guard !temporary.isEmpty else { return }
         let map: [ManagedObjectID: ManagedObjectID] = parent.performAndWait {
             var map: [ManagedObjectID: ManagedObjectID] = [:]
@@ -226,10 +226,10 @@ extension ManagedObjectContext {
         }
         guard !map.isEmpty else { return }
         var adopted: [ManagedObjectID: ManagedObjectID] = [:]
-        for (old, new) in map where registeredObjects[new] == nil {
-            guard let object = registeredObjects.removeValue(forKey: old) else { continue }
+        for (old, new) in map where registry[new] == nil {
+            guard let object = registry.removeValue(forKey: old) else { continue }
             object.objectID = new
-            registeredObjects[new] = object
+            registry[new] = object
             adopted[old] = new
         }
         replaceObjectIDs(map)
@@ -248,7 +248,7 @@ extension ManagedObjectContext {
     /// The ID an object known by `id` has here now: `id` itself, or the permanent ID a save
     /// gave it.
     func currentID(for id: ManagedObjectID) -> ManagedObjectID {
-        guard id.isTemporaryID, registeredObjects[id] == nil else { return id }
+        guard id.isTemporaryID, registry[id] == nil else { return id }
         if permanentIDs[id] == nil { adoptPermanentIDsFromParent() }
         return permanentIDs[id] ?? id
     }
@@ -256,7 +256,7 @@ extension ManagedObjectContext {
     /// The object a child means by `id`.
     func objectForChild(_ id: ManagedObjectID) throws -> ManagedObject {
         let current = currentID(for: id)
-        if let object = registeredObjects[current] { return object }
+        if let object = registry[current] { return object }
         if current.isTemporaryID {
             throw ManagedObjectError(.notInContext, entity: id.entityName, objectID: id, "the parent context has no object \(id.uriRepresentation) (it was never pushed to it, or was rolled back)")
         }
@@ -306,8 +306,8 @@ extension ManagedObjectContext {
                     object.insertionSequence = nextInsertionSequence
                     willChange(object, new: true)
                     object.isInserted = true
-                    if registeredObjects[id] != nil { link.mayHoldUnregisteredObjects = true }  // the one replaced keeps the link
-                    registeredObjects[id] = object
+                    if registry[id] != nil { link.mayHoldUnregisteredObjects = true }  // the one replaced keeps the link
+                    registry[id] = object
                 case .update(let id, let values, let pending):
                     guard let object = targets[id] else { continue }
                     if !values.isEmpty { try fireFault(object) }

@@ -364,7 +364,7 @@ extension ManagedObjectContext {
     ///   ID is unknown here).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         checkAccess()
-        if let object = registeredObjects[id] {
+        if let object = registry[id] {
             if object.isFault { try fireFault(object) }
             return object
         }
@@ -375,7 +375,7 @@ extension ManagedObjectContext {
         do {
             try fireFault(object)
         } catch {
-            if registeredObjects[id] === object { registeredObjects[id] = nil }
+            if registry[id] === object { registry[id] = nil }
             object.managedObjectContext = nil
             throw error
         }

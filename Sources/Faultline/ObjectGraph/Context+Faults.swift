@@ -52,20 +52,19 @@ extension ManagedObjectContext {
 
     /// The object for an ID; a new fault remembers `origin` (evaluated only then).
     func object(with id: ManagedObjectID, reachedThrough origin: @autoclosure () -> String?) -> ManagedObject {
-        registeredObject(for: id, entity: nil, reachedThrough: origin())
+        registeredOrNewFault(for: id, entity: nil, reachedThrough: origin())
     }
 
     /// The registered object for an ID, or a new fault of `entity` (or the ID's entity in the
-    /// model) registered now: the fault is made only when the ID is new. (Looked up, then
-    /// inserted: the dictionary's `subscript(_:default:)` did both in one lookup, but its
-    /// default is a closure holding the context, retained and released for every ID — on the
-    /// runtime's slow path, as the context is weakly referenced.)
-    private func registeredObject(
+    /// model) registered now: the fault is made only when the ID is new, where the look-up
+    /// stopped.
+    private func registeredOrNewFault(
         for id: ManagedObjectID, entity: EntityDescription?, reachedThrough origin: @autoclosure () -> String?
     ) -> ManagedObject {
-        if let object = registeredObjects[id] { return object }
+        let (registered, probe) = registry.lookUp(id)
+        if let registered { return registered }
         let object = newFault(for: id, entity: entity, reachedThrough: origin())
-        registeredObjects[id] = object
+        registry.register(object, for: id, at: probe)
         return object
     }
 
@@ -98,14 +97,16 @@ extension ManagedObjectContext {
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
-        registeredObjects.reserveCapacity(registeredObjects.count + decoded.count)
+        registry.reserveCapacity(registry.count + decoded.count)
         objects.reserveCapacity(objects.count + decoded.count)
         for (index, row) in decoded.rows.enumerated() {
             // The plan is borrowed from `plans`, which holds it for the whole loop: loading it
             // (and its entity) from the array for each row retained and released both.
             let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
-                if let existing = registeredObjects[id] {
+                // One walk of the table: the look-up that misses says where the new object goes.
+                let (registered, probe) = registry.lookUp(id)
+                if let existing = registered {
                     if existing.isFault {
                         existing.batchPosition = nil
                         fill(existing, from: decoded, at: index)
@@ -115,7 +116,7 @@ extension ManagedObjectContext {
                 let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
-                registeredObjects[id] = object
+                registry.register(object, for: id, at: probe)
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object
             }

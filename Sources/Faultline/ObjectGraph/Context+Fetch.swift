@@ -93,7 +93,7 @@ extension ManagedObjectContext {
         if !request.includesPropertyValues {
             // Only the keys (`SELECT 0, t0.Z_PK …`): the objects are faults.
             let keys = try store.fetchObjectKeys(request)
-            registeredObjects.reserveCapacity(registeredObjects.count + keys.count)
+            registry.reserveCapacity(registry.count + keys.count)
             return (0..<keys.count).map { object(with: keys.id(at: $0)) }
         }
         if let properties = request.propertiesToFetch, request.fetchBatchSize <= 0 {
@@ -112,7 +112,7 @@ extension ManagedObjectContext {
             return objects
         }
         let batch = try fetchBatch(request)
-        registeredObjects.reserveCapacity(registeredObjects.count + batch.keys.count)
+        registry.reserveCapacity(registry.count + batch.keys.count)
         return (0..<batch.keys.count).map { batch.object(at: $0, in: self) }
     }
 
@@ -129,7 +129,7 @@ extension ManagedObjectContext {
             let first = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
             if entity.relationship(named: first)?.isToOne == true { extra += min(rows, 65_536) }
         }
-        if extra > 0 { registeredObjects.reserveCapacity(registeredObjects.count + rows + extra) }
+        if extra > 0 { registry.reserveCapacity(registry.count + rows + extra) }
     }
 
     /// The keys of a batched fetch's objects, from the store (the first statement of it).
@@ -178,10 +178,10 @@ extension ManagedObjectContext {
                     }
                     if let id, seen.insert(id).inserted { ids.append(id) }
                 }
-                let missing = ids.filter { registeredObjects[$0]?.isFault ?? true }
+                let missing = ids.filter { registry[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
-                registeredObjects.reserveCapacity(registeredObjects.count + ids.count)
+                registry.reserveCapacity(registry.count + ids.count)
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
                     loaded.removeAll(keepingCapacity: true)
@@ -277,7 +277,7 @@ extension ManagedObjectContext {
         names.reserveCapacity(range.count)
         for (place, position) in range.enumerated() {
             let id = batch.keys.id(at: position)
-            if let registered = registeredObjects[id] {
+            if let registered = registry[id] {
                 objects[place] = registered
                 guard registered.isFault else { continue }
                 registered.batchPosition = nil
@@ -293,7 +293,7 @@ extension ManagedObjectContext {
         let plans = page.plans
         let hooks = !classBindings.isEmpty
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
-        registeredObjects.reserveCapacity(registeredObjects.count + page.count)
+        registry.reserveCapacity(registry.count + page.count)
         var next = 0
         var placeOfKey: [Int64: Int]?
         // The places whose objects this batch loaded (made, or filled from a fault), awoken
@@ -325,7 +325,7 @@ extension ManagedObjectContext {
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // Not the entity the key was read with (the row changed since): the registry
                 // decides, as for any row; an object loaded before is kept as it is.
-                if id.names != names[pending], let registered = registeredObjects[id] {
+                if id.names != names[pending], let registered = registry[id] {
                     if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) } else { loadedHere = false }
                     return registered
                 }
@@ -333,7 +333,7 @@ extension ManagedObjectContext {
                     ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                registeredObjects[id] = object
+                registry[id] = object
                 return object
             }
             if loadedHere {

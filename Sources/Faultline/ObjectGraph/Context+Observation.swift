@@ -269,7 +269,7 @@ extension ManagedObjectContext {
 
     // MARK: Recording
 
-    /// Whether an object is in ``registeredObjects`` under its ID. Told by its link alone
+    /// Whether an object is in ``registry`` under its ID. Told by its link alone
     /// while no object can hold the link unregistered (see
     /// `ContextLink.mayHoldUnregisteredObjects`): a look-up in a table of every object, per
     /// object changed, twice (noted, then announced), was a cache miss each in a big context.
@@ -277,7 +277,7 @@ extension ManagedObjectContext {
     @inline(__always)
     func isRegistered(_ object: ManagedObject) -> Bool {
         guard object.belongs(to: self) else { return false }
-        return !link.mayHoldUnregisteredObjects || registeredObjects[object.objectID] === object
+        return !link.mayHoldUnregisteredObjects || registry[object.objectID] === object
     }
 
     /// Records an object's state before its first change since the last announcement.

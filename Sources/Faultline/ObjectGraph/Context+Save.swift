@@ -131,7 +131,7 @@ extension ManagedObjectContext {
             do {
                 plan = try makeSavePlan(overwrite: overwrite)
             } catch let found as ConflictsFound {
-                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                try resolveConflicts(found.objectIDs.compactMap { registry[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
                 continue
             }
             _ = store.triggerReports.drain()
@@ -147,7 +147,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 guard let found = error as? ConflictsFound else { throw error }
-                try resolveConflicts(found.objectIDs.compactMap { registeredObjects[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
+                try resolveConflicts(found.objectIDs.compactMap { registry[$0] }, overwrite: &overwrite, lastAttempt: attempts >= 5)
                 continue
             }
             store.removeExternalFiles(outcome.obsoleteExternalFiles)
@@ -335,8 +335,8 @@ extension ManagedObjectContext {
             if names?.entity != object.entity.name { names = (object.entity.name, store.idNames(entityName: object.entity.name)) }
             let id = ManagedObjectID(names: names?.names ?? store.idNames(entityName: object.entity.name), primaryKey: key)
             renamed.append((object.objectID, id))
-            if !bulk { registeredObjects[object.objectID] = nil }
-            registeredObjects[id] = object
+            if !bulk { registry[object.objectID] = nil }
+            registry[id] = object
             object.objectID = id
             object.isInserted = false
             object.rowVersion = 1
@@ -350,7 +350,7 @@ extension ManagedObjectContext {
                 deletedIDs.append(object.objectID)
                 deletedObjects.append(object)
             }
-            if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+            if registry[object.objectID] === object { registry[object.objectID] = nil }
             object.managedObjectContext = nil
         }
         // Temporary IDs become permanent in the values that hold them: only objects changed in
@@ -401,31 +401,26 @@ extension ManagedObjectContext {
     /// by one, and the others keep their places. True when done.
     private func withoutTemporaryIDs(_ plan: SavePlan) -> Bool {
         let saved = plan.inserts.count + plan.forgotten.count
-        guard plan.inserts.count * 2 >= registeredObjects.count, !plan.inserts.isEmpty,
+        guard plan.inserts.count * 2 >= registry.count, !plan.inserts.isEmpty,
             plan.inserts.allSatisfy({ $0.reservedKey != nil })
         else { return false }
-        var kept: [ManagedObjectID: ManagedObject] = [:]
-        kept.reserveCapacity(max(registeredObjects.count - saved, 0) + plan.inserts.count)
         var temporary = 0
-        for (id, object) in registeredObjects {
-            guard id.isTemporaryID else {
-                kept[id] = object
-                continue
-            }
-            // Registered by a temporary ID and not inserted (a fault for another context's
-            // new object): it stays, key by key.
-            guard object.isInserted else { return false }
+        // Registered by a temporary ID and not inserted (a fault for another context's new
+        // object): it stays, key by key.
+        let faultOfAnotherContext = registry.contains { id, object in
+            guard id.isTemporaryID else { return false }
             temporary += 1
+            return !object.isInserted
         }
-        guard temporary == saved else { return false }
-        registeredObjects = kept
+        guard !faultOfAnotherContext, temporary == saved else { return false }
+        registry.filter(reservingExtra: plan.inserts.count) { id, _ in !id.isTemporaryID }
         return true
     }
 
     /// Replaces object IDs held in loaded values, committed values and pending to-many edits
     /// of every registered object (temporary IDs that became permanent).
     func replaceObjectIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        replaceObjectIDs(map, in: registeredObjects.values)
+        replaceObjectIDs(map, in: registry.values)
     }
 
     /// ``replaceObjectIDs(_:)`` in some of the registered objects.
@@ -451,7 +446,7 @@ extension ManagedObjectContext {
             let id = ManagedObjectID(entityName: entityName, storeIdentifier: store.identifier, primaryKey: report.primaryKey)
             let attribute = entity.attribute(named: report.name)
                 ?? entity.attributes.first { mapping.attributeColumns[$0.name] == report.name }
-            guard let attribute, let object = registeredObjects[id], !object.isFault else { continue }
+            guard let attribute, let object = registry[id], !object.isFault else { continue }
             let value = ValueCoding.decode(report.value, as: attribute.attributeType)
             object.storage[attribute.name] = value
             object.committed[attribute.name] = value
@@ -470,7 +465,7 @@ extension ManagedObjectContext {
     /// new object is not saved. Returns false for a conflict it does not resolve (a changed
     /// stored object, rather than a new one), which then fails the save.
     private func resolveConstraintConflict(_ conflict: ConstraintConflictError) throws -> Bool {
-        guard let duplicate = registeredObjects[conflict.objectID], duplicate.isInserted, !duplicate.isDeleted,
+        guard let duplicate = registry[conflict.objectID], duplicate.isInserted, !duplicate.isDeleted,
             let existingID = conflict.conflictingObjectIDs.first(where: { $0 != conflict.objectID })
         else { return false }
         let existing = object(with: existingID)
@@ -607,7 +602,7 @@ extension ManagedObjectContext {
         noteChange(object)
         touched[ObjectKey(object)] = nil
         propagatedDeletions.remove(ObjectKey(object))
-        if registeredObjects[object.objectID] === object { registeredObjects[object.objectID] = nil }
+        if registry[object.objectID] === object { registry[object.objectID] = nil }
         object.managedObjectContext = nil
     }
 }
@@ -653,7 +648,7 @@ extension ManagedObjectContext {
 
     /// Registers the objects another context inserted (faults), to be announced as inserted.
     func registerMergedInserts(_ ids: [ManagedObjectID]) {
-        for id in ids where !id.isTemporaryID && registeredObjects[id] == nil {
+        for id in ids where !id.isTemporaryID && registry[id] == nil {
             let object = self.object(with: id)
             noteFirstChange(object, wasVisible: false)
         }

@@ -97,12 +97,12 @@ extension ManagedObjectContext {
         if state.isRegistered {
             // An object registered under the ID since (a new fault after the object was
             // forgotten) leaves the registry and keeps its link.
-            if let displaced = registeredObjects.updateValue(object, forKey: object.objectID), displaced !== object, displaced.belongs(to: self) {
+            if let displaced = registry.updateValue(object, forKey: object.objectID), displaced !== object, displaced.belongs(to: self) {
                 link.mayHoldUnregisteredObjects = true
             }
             object.managedObjectContext = self
-        } else if registeredObjects[object.objectID] === object {
-            registeredObjects[object.objectID] = nil
+        } else if registry[object.objectID] === object {
+            registry[object.objectID] = nil
             // Out of the registry, still linked (a redo registers it again).
             if object.belongs(to: self) { link.mayHoldUnregisteredObjects = true }
         }

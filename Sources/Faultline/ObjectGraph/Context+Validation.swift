@@ -121,7 +121,7 @@ extension ManagedObjectContext {
     private func denyFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
         var failures: [ObjectValidationError.Failure] = []
         for relationship in object.entity.relationships where relationship.deleteRule == .deny {
-            let remaining = try relatedIDs(of: object, relationship).filter { !(registeredObjects[$0]?.isDeleted ?? false) }
+            let remaining = try relatedIDs(of: object, relationship).filter { !(registry[$0]?.isDeleted ?? false) }
             if !remaining.isEmpty {
                 failures.append(.init(
                     code: .relationshipDeniedDelete, entityName: object.entity.name, objectID: object.objectID, key: relationship.name,

@@ -145,10 +145,7 @@ extension ManagedObjectContext {
         for place in objects.indices.reversed() {
             guard let id = objects[place]?.objectID else { continue }
             objects[place] = nil
-            guard let index = registeredObjects.index(forKey: id) else { continue }
-            if isKnownUniquelyReferenced(&registeredObjects.values[index]) {
-                registeredObjects.remove(at: index)
-            }
+            _ = registry.removeIfUniquelyReferenced(id)
         }
     }
 }

@@ -26,8 +26,17 @@ public final class ManagedObjectContext {
     /// Temporary IDs of objects this context saved, with the permanent IDs they got, kept
     /// while it has child contexts (which may still hold the temporary ones).
     var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
-    /// Objects registered in the context, by ID.
-    @exclusivity(unchecked) public internal(set) var registeredObjects: [ManagedObjectID: ManagedObject] = [:]
+    /// Objects registered in the context, by ID (the context's own table; see ``ObjectRegistry``).
+    let registry = ObjectRegistry()
+    /// Objects registered in the context, by ID: a dictionary made from the context's table
+    /// each time it is read. To look one ID up, ``registeredObject(for:)`` costs no copy.
+    public var registeredObjects: [ManagedObjectID: ManagedObject] { registry.dictionary }
+    /// The object registered in the context for an ID, or nil (no fault is made, nothing is
+    /// fetched): Core Data's `registeredObject(for:)`.
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        checkAccess()
+        return registry[objectID]
+    }
 
     /// Called each time a fault is fired from the database (not when its row was already
     /// cached): the shell counts these per command and warns of fault storms.

@@ -1,0 +1,287 @@
+import Foundation
+
+/// The objects registered in a context, by ID: Core Data's object map, as an open-addressing
+/// table of (ID, object) entries side by side.
+///
+/// A context looks an ID up for every object it makes, reaches or forgets: a fetch of
+/// 100,000 rows looks up 100,000 IDs and registers as many objects. The standard library's
+/// dictionary did each in two walks (the look-up, then the insertion), each through an
+/// occupancy bitmap, a key array and a value array; here a look-up that misses leaves where
+/// the ID goes (a ``Probe``), and registering there is one store — one walk, one array.
+///
+/// Linear probing with IDs hashed as dictionaries hash them
+/// (``ManagedObjectID/_rawHashValue(seed:)``: consecutive keys in neighbouring buckets), at
+/// most half full, removals by backward shift (no tombstones). The seed is per table, so a
+/// store cannot choose keys that collide in every context. Reference semantics: a context
+/// owns one; ``dictionary`` copies it out.
+final class ObjectRegistry {
+    /// One bucket: empty when `object` is nil. The table holds a reference to each object
+    /// (counted by hand: a probe reads past entries without touching their counts).
+    struct Entry {
+        var id: ManagedObjectID
+        var object: Unmanaged<ManagedObject>?
+    }
+
+    /// Where a look-up stopped: the ID's bucket, or the empty bucket where it goes. Valid for
+    /// ``register(_:for:at:)`` until the table next changes.
+    struct Probe {
+        fileprivate let bucket: Int
+        fileprivate let version: Int
+    }
+
+    private var entries: UnsafeMutablePointer<Entry>
+    /// Buckets − 1 (buckets are a power of two).
+    private var mask: Int
+    /// The number of objects registered.
+    private(set) var count = 0
+    /// Changes with every insertion, removal and resize: a ``Probe`` of another version is stale.
+    private var version = 0
+    private let seed: Int
+
+    /// An empty table.
+    init() {
+        var hasher = Hasher()
+        hasher.combine(0x4F42_4A52)
+        seed = hasher.finalize()
+        mask = Self.minimumBuckets - 1
+        entries = Self.allocate(Self.minimumBuckets)
+    }
+
+    deinit {
+        if count > 0 { for index in 0...mask { entries[index].object?.release() } }
+        Self.deallocate(entries)
+    }
+
+    private static let minimumBuckets = 8
+
+    /// `buckets` empty entries: zeroed memory, which is an empty entry (a zero ID and no
+    /// object). A large table comes zeroed from the system, page by page as it is reached,
+    /// instead of being written over once before use.
+    private static func allocate(_ buckets: Int) -> UnsafeMutablePointer<Entry> {
+        guard let memory = calloc(buckets, MemoryLayout<Entry>.stride) else {
+            fatalError("out of memory for a registry of \(buckets) entries")
+        }
+        return memory.bindMemory(to: Entry.self, capacity: buckets)
+    }
+
+    /// Frees what ``allocate(_:)`` made (its entries hold no references any more).
+    private static func deallocate(_ entries: UnsafeMutablePointer<Entry>) {
+        free(entries)
+    }
+
+    /// Whether no object is registered.
+    var isEmpty: Bool { count == 0 }
+
+    @inline(__always)
+    private func home(_ id: ManagedObjectID) -> Int { id._rawHashValue(seed: seed) & mask }
+
+    /// The bucket of `id`, or of the empty bucket where it goes, and whether it is there.
+    @inline(__always)
+    private func find(_ id: ManagedObjectID) -> (bucket: Int, found: Bool) {
+        var bucket = home(id)
+        while true {
+            let entry = entries + bucket
+            if entry.pointee.object == nil { return (bucket, false) }
+            if entry.pointee.id == id { return (bucket, true) }
+            bucket = (bucket &+ 1) & mask
+        }
+    }
+
+    /// The object registered for `id`, or where `id` would go (for ``register(_:for:at:)``).
+    @inline(__always)
+    func lookUp(_ id: ManagedObjectID) -> (object: ManagedObject?, probe: Probe) {
+        let (bucket, found) = find(id)
+        return (found ? entries[bucket].object?.takeUnretainedValue() : nil, Probe(bucket: bucket, version: version))
+    }
+
+    /// The object registered for `id`; nil when none is. Setting nil removes it.
+    subscript(id: ManagedObjectID) -> ManagedObject? {
+        @inline(__always) get {
+            let (bucket, found) = find(id)
+            return found ? entries[bucket].object?.takeUnretainedValue() : nil
+        }
+        set {
+            if let newValue { updateValue(newValue, forKey: id) } else { removeValue(forKey: id) }
+        }
+    }
+
+    /// Registers `object` for `id`, which a ``lookUp(_:)`` found unregistered at `probe`
+    /// (looked up again if the table changed since, or must grow).
+    @inline(__always)
+    func register(_ object: ManagedObject, for id: ManagedObjectID, at probe: Probe) {
+        if probe.version == version, (count &+ 1) &* 2 <= mask &+ 1 {
+            (entries + probe.bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
+            count &+= 1
+            version &+= 1
+        } else {
+            updateValue(object, forKey: id)
+        }
+    }
+
+    /// Registers `object` for `id`; returns the object registered for it before, if any.
+    @discardableResult
+    func updateValue(_ object: ManagedObject, forKey id: ManagedObjectID) -> ManagedObject? {
+        var (bucket, found) = find(id)
+        if found, let old = entries[bucket].object {
+            entries[bucket].object = Unmanaged.passRetained(object)
+            return old.takeRetainedValue()
+        }
+        if (count + 1) * 2 > mask + 1 {
+            resize(buckets: (mask + 1) * 2)
+            bucket = find(id).bucket
+        }
+        (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
+        count += 1
+        version &+= 1
+        return nil
+    }
+
+    /// Removes the object registered for `id`, returning it.
+    @discardableResult
+    func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
+        let (bucket, found) = find(id)
+        guard found, let removed = entries[bucket].object else { return nil }
+        remove(at: bucket)
+        return removed.takeRetainedValue()
+    }
+
+    /// Removes the object registered for `id` when the table holds the only reference to it.
+    /// True when removed.
+    func removeIfUniquelyReferenced(_ id: ManagedObjectID) -> Bool {
+        let (bucket, found) = find(id)
+        guard found, let entry = entries[bucket].object else { return false }
+        // The table's reference, taken over by `held` for the check.
+        var held: ManagedObject? = entry.takeRetainedValue()
+        guard isKnownUniquelyReferenced(&held) else {
+            entries[bucket].object = Unmanaged.passRetained(held.unsafelyUnwrapped)
+            return false
+        }
+        remove(at: bucket)
+        return true
+    }
+
+    /// Empties bucket `bucket` (whose reference the caller took), moving back the entries
+    /// after it that would no longer be found (linear probing without tombstones).
+    private func remove(at bucket: Int) {
+        entries[bucket].object = nil
+        var hole = bucket
+        var next = (bucket + 1) & mask
+        while entries[next].object != nil {
+            let home = home(entries[next].id)
+            // The entry at `next` stays when its home lies after the hole, cyclically, up to
+            // `next` itself; otherwise it moves into the hole.
+            let stays = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next)
+            if !stays {
+                entries[hole] = entries[next]
+                entries[next].object = nil
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        count -= 1
+        version &+= 1
+    }
+
+    /// Makes room for `capacity` objects in all without growing again.
+    func reserveCapacity(_ capacity: Int) {
+        guard capacity * 2 > mask + 1 else { return }
+        var buckets = mask + 1
+        while buckets < capacity * 2 { buckets *= 2 }
+        resize(buckets: buckets)
+    }
+
+    /// Moves the entries into a table of `buckets` (their references move with them).
+    private func resize(buckets: Int) {
+        let old = entries
+        let oldBuckets = mask + 1
+        entries = Self.allocate(buckets)
+        mask = buckets - 1
+        version &+= 1
+        for index in 0..<oldBuckets where old[index].object != nil {
+            insertMoved(old[index])
+        }
+        Self.deallocate(old)
+    }
+
+    /// Puts an entry whose ID is not in the table into its bucket (no count change).
+    @inline(__always)
+    private func insertMoved(_ entry: Entry) {
+        var bucket = home(entry.id)
+        while entries[bucket].object != nil { bucket = (bucket &+ 1) & mask }
+        entries[bucket] = entry
+    }
+
+    /// Removes every object. The objects are let go of once the table is empty (an object's
+    /// `deinit` finds it so).
+    func removeAll() {
+        let old = entries
+        let oldBuckets = mask + 1
+        let hadObjects = count > 0
+        mask = Self.minimumBuckets - 1
+        entries = Self.allocate(Self.minimumBuckets)
+        count = 0
+        version &+= 1
+        if hadObjects { for index in 0..<oldBuckets { old[index].object?.release() } }
+        Self.deallocate(old)
+    }
+
+    /// Whether some registered object satisfies `predicate`.
+    func contains(where predicate: (ManagedObjectID, ManagedObject) throws -> Bool) rethrows -> Bool {
+        guard count > 0 else { return false }
+        for index in 0...mask {
+            if let object = entries[index].object, try predicate(entries[index].id, object.takeUnretainedValue()) { return true }
+        }
+        return false
+    }
+
+    /// Keeps only the objects `isIncluded` accepts (asked twice per object: it must answer
+    /// the same), in a table made for them and `extra` more: one pass, instead of a removal
+    /// (and the shift of its neighbours) per object left out. The others are let go of once
+    /// the table is whole.
+    func filter(reservingExtra extra: Int, _ isIncluded: (ManagedObjectID, ManagedObject) -> Bool) {
+        let old = entries
+        let oldBuckets = mask + 1
+        var kept = 0
+        for index in 0..<oldBuckets {
+            if let object = old[index].object, isIncluded(old[index].id, object.takeUnretainedValue()) { kept += 1 }
+        }
+        var buckets = Self.minimumBuckets
+        while buckets < (kept + extra) * 2 { buckets *= 2 }
+        entries = Self.allocate(buckets)
+        mask = buckets - 1
+        version &+= 1
+        var dropped: [Unmanaged<ManagedObject>] = []
+        dropped.reserveCapacity(count - kept)
+        for index in 0..<oldBuckets {
+            guard let object = old[index].object else { continue }
+            if isIncluded(old[index].id, object.takeUnretainedValue()) { insertMoved(old[index]) } else { dropped.append(object) }
+        }
+        count = kept
+        Self.deallocate(old)
+        for object in dropped { object.release() }
+    }
+
+    /// The registered objects (a snapshot: the table may change while it is read).
+    var values: [ManagedObject] {
+        var result: [ManagedObject] = []
+        result.reserveCapacity(count)
+        if count > 0 { for index in 0...mask { if let object = entries[index].object { result.append(object.takeUnretainedValue()) } } }
+        return result
+    }
+
+    /// The IDs registered (a snapshot).
+    var keys: [ManagedObjectID] {
+        var result: [ManagedObjectID] = []
+        result.reserveCapacity(count)
+        if count > 0 { for index in 0...mask where entries[index].object != nil { result.append(entries[index].id) } }
+        return result
+    }
+
+    /// The registered objects by ID, as a dictionary.
+    var dictionary: [ManagedObjectID: ManagedObject] {
+        var result: [ManagedObjectID: ManagedObject] = [:]
+        result.reserveCapacity(count)
+        if count > 0 { for index in 0...mask { if let object = entries[index].object { result[entries[index].id] = object.takeUnretainedValue() } } }
+        return result
+    }
+}

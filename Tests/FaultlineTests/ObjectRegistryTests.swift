@@ -1,0 +1,129 @@
+import FaultlineModel
+import FaultlineTestSupport
+import Testing
+
+@testable import Faultline
+
+/// The context's object table (`ObjectRegistry`) answers as a dictionary would, whatever
+/// the order of insertions, look-ups and removals: checked against one, step by step, over
+/// keys that crowd into the same buckets (consecutive keys share a hash group, several
+/// entities, temporary IDs) so that removals move entries back.
+@Suite struct ObjectRegistryTests {
+    private static let entity = EntityDescription(name: "Thing")
+    private static let names: [UInt32] = ["Thing", "Other", "Third"].map { ObjectIDNames.number(entityName: $0, storeIdentifier: "REGISTRY-TEST") }
+
+    private static func id(_ random: inout SeededRandom) -> ManagedObjectID {
+        if random.int(0...19) == 0 { return ManagedObjectID(temporaryNames: names[0]) }
+        return ManagedObjectID(names: names[random.int(0...2)], primaryKey: Int64(random.int(0...299)))
+    }
+
+    private static func object(_ id: ManagedObjectID) -> ManagedObject {
+        ManagedObject(entity: entity, objectID: id, context: nil, isFault: true)
+    }
+
+    private static func expectSame(_ registry: ObjectRegistry, _ model: [ManagedObjectID: ManagedObject], step: Int) {
+        #expect(registry.count == model.count, "step \(step)")
+        for (id, object) in model { #expect(registry[id] === object, "step \(step): \(id)") }
+        #expect(Set(registry.keys) == Set(model.keys), "step \(step)")
+        #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(model.values.map(ObjectIdentifier.init)), "step \(step)")
+    }
+
+    @Test(arguments: [1, 2, 3, 4])
+    func aRegistryAnswersAsADictionaryThroughEveryChange(seed: UInt64) {
+        var random = SeededRandom(state: seed)
+        let registry = ObjectRegistry()
+        var model: [ManagedObjectID: ManagedObject] = [:]
+        var seen: [ManagedObjectID] = []
+        for step in 0..<4000 {
+            let id = seen.isEmpty || random.int(0...2) == 0 ? Self.id(&random) : seen[random.int(0...(seen.count - 1))]
+            seen.append(id)
+            switch random.int(0...9) {
+            case 0...2:  // look up, then register where the look-up stopped
+                let (found, probe) = registry.lookUp(id)
+                #expect(found === model[id], "step \(step)")
+                if found == nil {
+                    let object = Self.object(id)
+                    registry.register(object, for: id, at: probe)
+                    model[id] = object
+                }
+            case 3:  // a probe gone stale: the table changed between look-up and registration
+                let (found, probe) = registry.lookUp(id)
+                let other = Self.id(&random)
+                if other != id, model[other] != nil {
+                    registry[other] = nil
+                    model[other] = nil
+                } else if other != id {
+                    let made = Self.object(other)
+                    registry[other] = made
+                    model[other] = made
+                }
+                if found == nil, model[id] == nil {
+                    let object = Self.object(id)
+                    registry.register(object, for: id, at: probe)
+                    model[id] = object
+                }
+            case 4...5:
+                let object = Self.object(id)
+                #expect(registry.updateValue(object, forKey: id) === model.updateValue(object, forKey: id), "step \(step)")
+            case 6...7:
+                #expect(registry.removeValue(forKey: id) === model.removeValue(forKey: id), "step \(step)")
+            case 8:
+                // Held by the table alone once the model lets go of it: removed.
+                let present = model.removeValue(forKey: id) != nil
+                #expect(registry.removeIfUniquelyReferenced(id) == present, "step \(step)")
+            default:
+                if random.int(0...59) == 0 {
+                    registry.removeAll()
+                    model.removeAll()
+                } else if random.int(0...19) == 0 {
+                    registry.filter(reservingExtra: random.int(0...50)) { id, _ in !id.isTemporaryID }
+                    model = model.filter { !$0.key.isTemporaryID }
+                }
+            }
+            if step % 97 == 0 { Self.expectSame(registry, model, step: step) }
+        }
+        Self.expectSame(registry, model, step: -1)
+    }
+
+    @Test func anObjectHeldElsewhereStaysRegistered() {
+        let registry = ObjectRegistry()
+        let id = ManagedObjectID(names: Self.names[0], primaryKey: 7)
+        do {
+            let held = Self.object(id)
+            registry[id] = held
+            #expect(!registry.removeIfUniquelyReferenced(id))
+            #expect(registry[id] === held && registry.count == 1)
+        }
+        #expect(registry.removeIfUniquelyReferenced(id))
+        #expect(registry[id] == nil && registry.isEmpty)
+    }
+
+    /// The table holds its objects, lets go of them when it is emptied or goes, and a growing
+    /// table keeps every entry.
+    @Test func theTableHoldsItsObjectsUntilItLetsGoOfThem() {
+        weak var first: ManagedObject?
+        weak var last: ManagedObject?
+        do {
+            let registry = ObjectRegistry()
+            registry.reserveCapacity(10)
+            for key in Int64(1)...1000 {
+                let id = ManagedObjectID(names: Self.names[1], primaryKey: key)
+                let (found, probe) = registry.lookUp(id)
+                #expect(found == nil)
+                let object = Self.object(id)
+                registry.register(object, for: id, at: probe)
+                if key == 1 { first = object }
+                if key == 1000 { last = object }
+            }
+            #expect(registry.count == 1000 && first != nil && last != nil)
+            #expect((Int64(1)...1000).allSatisfy { registry[ManagedObjectID(names: Self.names[1], primaryKey: $0)]?.objectID.primaryKey == $0 })
+            registry.removeAll()
+            #expect(first == nil && registry.isEmpty)
+            let id = ManagedObjectID(names: Self.names[1], primaryKey: 1000)
+            let kept = Self.object(id)
+            last = kept
+            registry[id] = kept
+        }
+        #expect(last == nil)
+    }
+}
