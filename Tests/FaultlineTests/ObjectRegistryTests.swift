@@ -46,18 +46,22 @@ import Testing
                     registry.register(object, for: id, at: probe)
                     model[id] = object
                 }
-            case 3:  // a probe gone stale: the table changed between look-up and registration
+            case 3:  // the table changed between look-up and registration
                 let (found, probe) = registry.lookUp(id)
-                let other = Self.id(&random)
-                if other != id, model[other] != nil {
-                    registry[other] = nil
-                    model[other] = nil
-                } else if other != id {
-                    let made = Self.object(other)
-                    registry[other] = made
-                    model[other] = made
+                for _ in 0..<random.int(0...3) {
+                    // Removals move entries (the probe is stale); registrations fill buckets,
+                    // the probe's own maybe, or register the ID itself.
+                    let other = random.int(0...3) == 0 ? id : Self.id(&random)
+                    if model[other] != nil, random.int(0...1) == 0 {
+                        registry[other] = nil
+                        model[other] = nil
+                    } else {
+                        let made = Self.object(other)
+                        registry[other] = made
+                        model[other] = made
+                    }
                 }
-                if found == nil, model[id] == nil {
+                if found == nil {
                     let object = Self.object(id)
                     registry.register(object, for: id, at: probe)
                     model[id] = object
@@ -83,6 +87,39 @@ import Testing
             if step % 97 == 0 { Self.expectSame(registry, model, step: step) }
         }
         Self.expectSame(registry, model, step: -1)
+    }
+
+    /// In a table of eight buckets most IDs collide: a probe taken before other IDs were
+    /// registered or removed still puts its ID where look-ups find it.
+    @Test func aProbeSurvivesRegistrationsAndIsRedoneAfterRemovals() {
+        var random = SeededRandom(state: 0xB0B)
+        for trial in 0..<3000 {
+            let registry = ObjectRegistry()
+            var model: [ManagedObjectID: ManagedObject] = [:]
+            for _ in 0..<random.int(1...3) {
+                let id = Self.id(&random)
+                let object = Self.object(id)
+                registry[id] = object
+                model[id] = object
+            }
+            let id = Self.id(&random)
+            let (found, probe) = registry.lookUp(id)
+            guard found == nil else { continue }
+            if let other = model.keys.randomElement(using: &random), random.int(0...1) == 0 {
+                registry[other] = nil
+                model[other] = nil
+            } else if model.count < 3 {
+                let other = Self.id(&random)
+                let object = Self.object(other)
+                registry[other] = object
+                model[other] = object
+            }
+            let object = Self.object(id)
+            registry.register(object, for: id, at: probe)
+            model[id] = object
+            #expect(registry.count == model.count, "trial \(trial)")
+            for (id, object) in model { #expect(registry[id] === object, "trial \(trial): \(id)") }
+        }
     }
 
     @Test func anObjectHeldElsewhereStaysRegistered() {

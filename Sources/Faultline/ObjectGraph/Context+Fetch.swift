@@ -145,7 +145,9 @@ extension ManagedObjectContext {
     /// fault among them is filled from its row, an object already loaded keeps its values),
     /// and to-many relationships are filled.
     func prefetch(_ keyPath: String, from sources: [ManagedObject]) throws {
-        var level = sources.filter { !$0.objectID.isTemporaryID }
+        // New objects have no rows to prefetch from (copied only when there is one: a copy
+        // retains every object).
+        var level = sources.contains { $0.objectID.isTemporaryID } ? sources.filter { !$0.objectID.isTemporaryID } : sources
         var loaded: [ManagedObject] = []
         let names = keyPath.split(separator: ".").map(String.init)
         for (step, name) in names.enumerated() {
@@ -167,8 +169,12 @@ extension ManagedObjectContext {
                 // read in place (a call on a copy of the values retained and released them).
                 let firstLayout = first.storage.layoutReference.toOpaque()
                 let firstSlot = first.storage.layout.slot(of: name)
+                // Each destination once (the next step's sources, unless this is the last step),
+                // and the keys of those not loaded yet.
                 var ids: [ManagedObjectID] = []
-                ids.reserveCapacity(level.count)
+                var missing: [Int64] = []
+                if !isLast { ids.reserveCapacity(level.count) }
+                missing.reserveCapacity(level.count)
                 for source in level {
                     let id: ManagedObjectID?
                     if let firstSlot, source.storage.layoutReference.toOpaque() == firstLayout {
@@ -176,14 +182,15 @@ extension ManagedObjectContext {
                     } else {
                         id = source.storage.objectID(forKey: name)
                     }
-                    if let id, seen.insert(id).inserted { ids.append(id) }
+                    guard let id, seen.insert(id).inserted else { continue }
+                    if !isLast { ids.append(id) }
+                    if registry[id]?.isFault ?? true { missing.append(id.primaryKey) }
                 }
-                let missing = ids.filter { registry[$0]?.isFault ?? true }
                 // Room for every destination before any is registered: reserved again after the
                 // rows' objects, it would be grown (and rehashed) a second time.
-                registry.reserveCapacity(registry.count + ids.count)
+                registry.reserveCapacity(registry.count + seen.count)
                 if !missing.isEmpty {
-                    let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing.map(\.primaryKey))
+                    let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing)
                     loaded.removeAll(keepingCapacity: true)
                     registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
                 }
@@ -272,12 +279,18 @@ extension ManagedObjectContext {
         var keys: [Int64] = []
         var places: [Int] = []
         var names: [UInt32] = []
+        // Where each key's look-up stopped: a new object goes there (see ObjectRegistry.Probe),
+        // the table made big enough first so that it does not grow in between.
+        var probes: [ObjectRegistry.Probe] = []
         keys.reserveCapacity(range.count)
         places.reserveCapacity(range.count)
         names.reserveCapacity(range.count)
+        probes.reserveCapacity(range.count)
+        registry.reserveCapacity(registry.count + range.count)
         for (place, position) in range.enumerated() {
             let id = batch.keys.id(at: position)
-            if let registered = registry[id] {
+            let (registered, probe) = registry.lookUp(id)
+            if let registered {
                 objects[place] = registered
                 guard registered.isFault else { continue }
                 registered.batchPosition = nil
@@ -285,6 +298,7 @@ extension ManagedObjectContext {
             keys.append(id.primaryKey)
             places.append(place)
             names.append(id.names)
+            probes.append(probe)
         }
         guard !keys.isEmpty else { return objects }
         let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)
@@ -293,7 +307,6 @@ extension ManagedObjectContext {
         let plans = page.plans
         let hooks = !classBindings.isEmpty
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
-        registry.reserveCapacity(registry.count + page.count)
         var next = 0
         var placeOfKey: [Int64: Int]?
         // The places whose objects this batch loaded (made, or filled from a fault), awoken
@@ -333,7 +346,7 @@ extension ManagedObjectContext {
                     ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                registry[id] = object
+                if id.names == names[pending] { registry.register(object, for: id, at: probes[pending]) } else { registry[id] = object }
                 return object
             }
             if loadedHere {

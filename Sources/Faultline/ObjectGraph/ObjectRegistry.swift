@@ -23,7 +23,10 @@ final class ObjectRegistry {
     }
 
     /// Where a look-up stopped: the ID's bucket, or the empty bucket where it goes. Valid for
-    /// ``register(_:for:at:)`` until the table next changes.
+    /// ``register(_:for:at:)`` until an entry moves (a removal, a resize): registrations in
+    /// between only fill empty buckets, so every bucket from the ID's home up to the probe's
+    /// still holds another ID, and the ID goes at the probe's bucket or the first empty one
+    /// after it.
     struct Probe {
         fileprivate let bucket: Int
         fileprivate let version: Int
@@ -34,7 +37,8 @@ final class ObjectRegistry {
     private var mask: Int
     /// The number of objects registered.
     private(set) var count = 0
-    /// Changes with every insertion, removal and resize: a ``Probe`` of another version is stale.
+    /// Changes whenever entries move or go (a removal, a resize, an emptying): a ``Probe`` of
+    /// another version is stale. Registrations leave it.
     private var version = 0
     private let seed: Int
 
@@ -105,17 +109,28 @@ final class ObjectRegistry {
         }
     }
 
-    /// Registers `object` for `id`, which a ``lookUp(_:)`` found unregistered at `probe`
-    /// (looked up again if the table changed since, or must grow).
+    /// Registers `object` for `id`, which a ``lookUp(_:)`` found unregistered at `probe`:
+    /// from there, at the first empty bucket — or over `id`'s entry, should it have been
+    /// registered since. Looked up afresh when entries moved since, or the table must grow.
     @inline(__always)
     func register(_ object: ManagedObject, for id: ManagedObjectID, at probe: Probe) {
-        if probe.version == version, (count &+ 1) &* 2 <= mask &+ 1 {
-            (entries + probe.bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
-            count &+= 1
-            version &+= 1
-        } else {
+        guard probe.version == version, (count &+ 1) &* 2 <= mask &+ 1 else {
             updateValue(object, forKey: id)
+            return
         }
+        var bucket = probe.bucket
+        while true {
+            let entry = entries + bucket
+            guard let old = entry.pointee.object else { break }
+            if entry.pointee.id == id {
+                entry.pointee.object = Unmanaged.passRetained(object)
+                old.release()
+                return
+            }
+            bucket = (bucket &+ 1) & mask
+        }
+        (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
+        count &+= 1
     }
 
     /// Registers `object` for `id`; returns the object registered for it before, if any.
@@ -132,7 +147,6 @@ final class ObjectRegistry {
         }
         (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
         count += 1
-        version &+= 1
         return nil
     }
 
