@@ -80,7 +80,7 @@ import Testing
                     registry.removeAll()
                     model.removeAll()
                 } else if random.int(0...19) == 0 {
-                    registry.filter(reservingExtra: random.int(0...50)) { id, _ in !id.isTemporaryID }
+                    registry.filter(reservingExtra: random.int(0...50)) { !$0.isTemporaryID }
                     model = model.filter { !$0.key.isTemporaryID }
                 }
             }

@@ -413,7 +413,7 @@ extension ManagedObjectContext {
             return !object.isInserted
         }
         guard !faultOfAnotherContext, temporary == saved else { return false }
-        registry.filter(reservingExtra: plan.inserts.count) { id, _ in !id.isTemporaryID }
+        registry.filter(reservingExtra: plan.inserts.count) { !$0.isTemporaryID }
         return true
     }
 

@@ -243,21 +243,22 @@ final class ObjectRegistry {
     func contains(where predicate: (ManagedObjectID, ManagedObject) throws -> Bool) rethrows -> Bool {
         guard count > 0 else { return false }
         for index in 0...mask {
-            if let object = entries[index].object, try predicate(entries[index].id, object.takeUnretainedValue()) { return true }
+            // Borrowed, not retained, for the call.
+            if let object = entries[index].object, try object._withUnsafeGuaranteedRef({ try predicate(entries[index].id, $0) }) { return true }
         }
         return false
     }
 
-    /// Keeps only the objects `isIncluded` accepts (asked twice per object: it must answer
+    /// Keeps only the objects whose IDs `isIncluded` accepts (asked twice per ID: it must answer
     /// the same), in a table made for them and `extra` more: one pass, instead of a removal
     /// (and the shift of its neighbours) per object left out. The others are let go of once
     /// the table is whole.
-    func filter(reservingExtra extra: Int, _ isIncluded: (ManagedObjectID, ManagedObject) -> Bool) {
+    func filter(reservingExtra extra: Int, _ isIncluded: (ManagedObjectID) -> Bool) {
         let old = entries
         let oldBuckets = mask + 1
         var kept = 0
         for index in 0..<oldBuckets {
-            if let object = old[index].object, isIncluded(old[index].id, object.takeUnretainedValue()) { kept += 1 }
+            if old[index].object != nil, isIncluded(old[index].id) { kept += 1 }
         }
         var buckets = Self.minimumBuckets
         while buckets < (kept + extra) * 2 { buckets *= 2 }
@@ -268,7 +269,7 @@ final class ObjectRegistry {
         dropped.reserveCapacity(count - kept)
         for index in 0..<oldBuckets {
             guard let object = old[index].object else { continue }
-            if isIncluded(old[index].id, object.takeUnretainedValue()) { insertMoved(old[index]) } else { dropped.append(object) }
+            if isIncluded(old[index].id) { insertMoved(old[index]) } else { dropped.append(object) }
         }
         count = kept
         Self.deallocate(old)
