@@ -34,10 +34,15 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     /// batch then copies nothing (a tuple read out of `self` retained and released its array,
     /// and the batch and context read with it — the context on the runtime's slow path, as it
     /// is weakly referenced — for every object).
-    private var currentStart = 0
+    ///
+    /// Both skip the run-time exclusivity checks (one to three per object read: 1.5 % of the
+    /// instructions of iterating a batched fetch or a fetch of 100,000 objects): like the
+    /// collection, they are used on the context's queue only, and no access to them overlaps
+    /// another.
+    @exclusivity(unchecked) private var currentStart = 0
     /// Optional elements, every one set: the batch is made into this array, not copied out of
     /// one (a copy retained and released every object of the batch once more).
-    private var currentObjects: [ManagedObject?] = []
+    @exclusivity(unchecked) private var currentObjects: [ManagedObject?] = []
 
     /// All the objects of a fetch, already made.
     init(objects: [ManagedObject]) {
