@@ -13,7 +13,7 @@ import Testing
     private static let names: [UInt32] = ["Thing", "Other", "Third"].map { ObjectIDNames.number(entityName: $0, storeIdentifier: "REGISTRY-TEST") }
 
     private static func id(_ random: inout SeededRandom) -> ManagedObjectID {
-        if random.int(0...19) == 0 { return ManagedObjectID(temporaryNames: names[0]) }
+        if random.int(0...19) == 0 { return ManagedObjectID(names: names[0], temporaryNumber: UInt64(random.int(1...300))) }
         return ManagedObjectID(names: names[random.int(0...2)], primaryKey: Int64(random.int(0...299)))
     }
 
@@ -28,12 +28,34 @@ import Testing
         #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(model.values.map(ObjectIdentifier.init)), "step \(step)")
     }
 
+    /// Each object made, held weakly: none may outlive the table and the model (a reference
+    /// the table kept too many) or go before them (one it let go of too many, which the
+    /// look-ups would find freed).
+    private final class Made {
+        private var objects: [Weak] = []
+        private struct Weak { weak var object: ManagedObject? }
+        func track(_ object: ManagedObject) -> ManagedObject {
+            objects.append(Weak(object: object))
+            return object
+        }
+        var alive: Int { objects.count { $0.object != nil } }
+    }
+
     @Test(arguments: [1, 2, 3, 4])
     func aRegistryAnswersAsADictionaryThroughEveryChange(seed: UInt64) {
+        let made = Made()
+        do {
+            Self.run(seed: seed, made: made)
+        }
+        #expect(made.alive == 0, "objects outlived the table and the model")
+    }
+
+    private static func run(seed: UInt64, made: Made) {
         var random = SeededRandom(state: seed)
-        let registry = ObjectRegistry()
+        let registry = ObjectRegistry(seed: Int(truncatingIfNeeded: seed &* 0x9E37_79B9))
         var model: [ManagedObjectID: ManagedObject] = [:]
         var seen: [ManagedObjectID] = []
+        func object(_ id: ManagedObjectID) -> ManagedObject { made.track(Self.object(id)) }
         for step in 0..<4000 {
             let id = seen.isEmpty || random.int(0...2) == 0 ? Self.id(&random) : seen[random.int(0...(seen.count - 1))]
             seen.append(id)
@@ -42,7 +64,7 @@ import Testing
                 let (found, probe) = registry.lookUp(id)
                 #expect(found === model[id], "step \(step)")
                 if found == nil {
-                    let object = Self.object(id)
+                    let object = object(id)
                     registry.register(object, for: id, at: probe)
                     model[id] = object
                 }
@@ -56,18 +78,18 @@ import Testing
                         registry[other] = nil
                         model[other] = nil
                     } else {
-                        let made = Self.object(other)
+                        let made = object(other)
                         registry[other] = made
                         model[other] = made
                     }
                 }
                 if found == nil {
-                    let object = Self.object(id)
+                    let object = object(id)
                     registry.register(object, for: id, at: probe)
                     model[id] = object
                 }
             case 4...5:
-                let object = Self.object(id)
+                let object = object(id)
                 #expect(registry.updateValue(object, forKey: id) === model.updateValue(object, forKey: id), "step \(step)")
             case 6...7:
                 #expect(registry.removeValue(forKey: id) === model.removeValue(forKey: id), "step \(step)")
@@ -94,7 +116,7 @@ import Testing
     @Test func aProbeSurvivesRegistrationsAndIsRedoneAfterRemovals() {
         var random = SeededRandom(state: 0xB0B)
         for trial in 0..<3000 {
-            let registry = ObjectRegistry()
+            let registry = ObjectRegistry(seed: trial)
             var model: [ManagedObjectID: ManagedObject] = [:]
             for _ in 0..<random.int(1...3) {
                 let id = Self.id(&random)
@@ -105,7 +127,7 @@ import Testing
             let id = Self.id(&random)
             let (found, probe) = registry.lookUp(id)
             guard found == nil else { continue }
-            if let other = model.keys.randomElement(using: &random), random.int(0...1) == 0 {
+            if let other = model.keys.sorted(by: { $0.uriRepresentation < $1.uriRepresentation }).randomElement(using: &random), random.int(0...1) == 0 {
                 registry[other] = nil
                 model[other] = nil
             } else if model.count < 3 {

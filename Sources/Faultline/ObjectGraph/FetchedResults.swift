@@ -95,10 +95,13 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
 
     /// Lets go of the batch held: its objects that nobody else holds leave the context.
     private func releaseCurrentBatch(in context: ManagedObjectContext) {
-        // No local copy of the batch's objects may outlive `currentObjects`: it would hold them.
+        // No other copy of the batch's objects may live on: it would hold them. The array is
+        // moved out first, so an object's deinit that reads these results meanwhile finds
+        // no batch held (not the array being emptied).
         if currentObjects.isEmpty { return }
-        context.forgetUnreferencedObjects(&currentObjects)
-        currentObjects = []
+        var held: [ManagedObject?] = []
+        swap(&held, &currentObjects)
+        context.forgetUnreferencedObjects(&held)
     }
 
     /// An iterator over the objects, in order; with a batch size, batch by batch as the

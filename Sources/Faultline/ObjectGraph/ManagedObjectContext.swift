@@ -30,7 +30,10 @@ public final class ManagedObjectContext {
     let registry = ObjectRegistry()
     /// Objects registered in the context, by ID: a dictionary made from the context's table
     /// each time it is read. To look one ID up, ``registeredObject(for:)`` costs no copy.
-    public var registeredObjects: [ManagedObjectID: ManagedObject] { registry.dictionary }
+    public var registeredObjects: [ManagedObjectID: ManagedObject] {
+        checkAccess()
+        return registry.dictionary
+    }
     /// The object registered in the context for an ID, or nil (no fault is made, nothing is
     /// fetched): Core Data's `registeredObject(for:)`.
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {

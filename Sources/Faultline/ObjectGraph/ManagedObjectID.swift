@@ -58,7 +58,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         self.number = Int64(bitPattern: TemporaryIDs.next())
     }
 
-    private init(names: UInt32, temporaryNumber: UInt64) {
+    init(names: UInt32, temporaryNumber: UInt64) {
         self.names = names
         self.temporaryFlag = temporaryNumber == 0 ? 0 : 1
         self.number = Int64(bitPattern: temporaryNumber)

@@ -11,9 +11,8 @@ import Foundation
 ///
 /// Linear probing with IDs hashed as dictionaries hash them
 /// (``ManagedObjectID/_rawHashValue(seed:)``: consecutive keys in neighbouring buckets), at
-/// most half full, removals by backward shift (no tombstones). The seed is per table, so a
-/// store cannot choose keys that collide in every context. Reference semantics: a context
-/// owns one; ``dictionary`` copies it out.
+/// most half full, removals by backward shift (no tombstones), a random seed (see `seed`).
+/// Reference semantics: a context owns one; ``dictionary`` copies it out.
 final class ObjectRegistry {
     /// One bucket: empty when `object` is nil. The table holds a reference to each object
     /// (counted by hand: a probe reads past entries without touching their counts).
@@ -40,15 +39,26 @@ final class ObjectRegistry {
     /// Changes whenever entries move or go (a removal, a resize, an emptying): a ``Probe`` of
     /// another version is stale. Registrations leave it.
     private var version = 0
-    private let seed: Int
+    /// The hash seed: the process's random one (``Hasher``'s) mixed with the table's memory,
+    /// so that a store cannot choose keys that collide, and a table refilled from another's
+    /// order (``filter(reservingExtra:_:)``) does not inherit its clusters.
+    private var seed: Int
+    /// Whether the seed was given (a test replaying a layout): kept through refills.
+    private let keepsSeed: Bool
 
-    /// An empty table.
-    init() {
-        var hasher = Hasher()
-        hasher.combine(0x4F42_4A52)
-        seed = hasher.finalize()
+    /// An empty table; `seed` fixes the hash seed (for tests that replay a layout).
+    init(seed: Int? = nil) {
         mask = Self.minimumBuckets - 1
         entries = Self.allocate(Self.minimumBuckets)
+        self.seed = seed ?? Self.seed(for: entries)
+        keepsSeed = seed != nil
+    }
+
+    /// A seed for a table at `entries`.
+    private static func seed(for entries: UnsafeMutablePointer<Entry>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(UInt(bitPattern: entries))
+        return hasher.finalize()
     }
 
     deinit {
@@ -264,6 +274,7 @@ final class ObjectRegistry {
         while buckets < (kept + extra) * 2 { buckets *= 2 }
         entries = Self.allocate(buckets)
         mask = buckets - 1
+        if !keepsSeed { seed = Self.seed(for: entries) }
         version &+= 1
         var dropped: [Unmanaged<ManagedObject>] = []
         dropped.reserveCapacity(count - kept)
