@@ -185,4 +185,23 @@ import Testing
         }
         #expect(last == nil)
     }
+
+    /// A new object's value sets are written over without letting go of anything only when
+    /// they hold no reference (`ObjectValues.holdsNoReference`, `ManagedObject.setLoadedRow`).
+    @Test func valuesHoldNoReferenceOnlyWhenEmptyOfStorage() throws {
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "title", type: .string)])])
+        let entity = try #require(model.entity(named: "Thing"))
+        #expect(entity.propertyLayout.slot(of: "title") != nil)
+        var values = ObjectValues(layout: entity.propertyLayout)
+        #expect(values.holdsNoReference)
+        values["title"] = "a title"
+        #expect(!values.holdsNoReference)
+        values.removeAll()
+        #expect(values.holdsNoReference)
+        values["not in the layout"] = 1
+        #expect(!values.holdsNoReference, "extra keys are a dictionary")
+        let page = RowPage(capacity: 4)
+        page.append(.string("row"))
+        #expect(!ObjectValues(layout: entity.propertyLayout, page: page, base: 0).holdsNoReference)
+    }
 }

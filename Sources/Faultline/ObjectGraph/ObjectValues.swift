@@ -147,6 +147,12 @@ struct ObjectValues: Sequence {
         return !(0..<slotCount).contains { !self[stored: $0].isNone }
     }
 
+    /// Whether the values hold no reference at all — no slots of their own (the empty
+    /// array's storage is static), no page, no extra keys: a new object's, which may then be
+    /// written over without letting go of anything (see `ManagedObject.setLoadedRow`).
+    @inline(__always)
+    var holdsNoReference: Bool { page == nil && extra == nil && slots.capacity == 0 }
+
     /// Removes every value (the layout stays).
     mutating func removeAll() {
         slots = []
