@@ -18,11 +18,11 @@ final class Benchmarks {
     var predicates: Int { quick ? 5_000 : 100_000 }
     var rounds: Int { quick ? 1 : 7 }
 
-    init(quick: Bool, only: Set<String>?, steadyHeap: Bool = false) throws {
+    init(quick: Bool, only: Set<String>?, steadyHeap: Bool = false, variantFilter: String? = nil) throws {
         self.quick = quick
         self.only = only
         self.steadyHeap = steadyHeap
-        harness = Harness(quick: quick)
+        harness = Harness(quick: quick, variantFilter: variantFilter)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-benchmarks-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         faultline = try FaultlineBench()
@@ -221,7 +221,7 @@ final class Benchmarks {
         try harness.run("predicate compile", rounds: rounds, rows: "\(n) predicates (5 forms) parsed and compiled to a fetch's SQL", variants: [
             Variant(name: "Faultline") { try self.faultline.compilePredicates(coordinator, count: n) }
         ])
-        if let last = harness.results.last {
+        if let last = harness.results.last, last.workload == "predicate compile" {
             harness.add(Result(workload: "predicate compile", variant: "Faultline", samples: last.samples.map { Double(n) / $0 }, unit: .perSecond, note: "predicates/s"))
         }
     }

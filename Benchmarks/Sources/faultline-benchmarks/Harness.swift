@@ -49,11 +49,20 @@ final class Harness {
     /// Workload name → row counts and other facts, for the report.
     private(set) var notes: [(String, String)] = []
 
-    init(quick: Bool) { self.quick = quick }
+    /// Only the variants whose names contain this (`--variant`): one variant alone under a
+    /// profiler. The table then has no raw C to divide by.
+    let variantFilter: String?
+
+    init(quick: Bool, variantFilter: String? = nil) {
+        self.quick = quick
+        self.variantFilter = variantFilter
+    }
 
     /// Runs `variants` round-robin (A B C A B C …): one untimed warm-up round, then `rounds`
     /// timed rounds. Checks that every variant's checksum agrees with the first one's.
     func run(_ workload: String, rounds: Int, warmup: Int = 1, rows: String, variants: [Variant]) throws {
+        let variants = variantFilter.map { filter in variants.filter { $0.name.contains(filter) } } ?? variants
+        guard !variants.isEmpty else { return }
         let start = Date()
         log("\(workload): \(rows), \(rounds) rounds")
         var samples = Array(repeating: [Double](), count: variants.count)

@@ -1,13 +1,14 @@
 import CBenchSQLite
 import Foundation
 
-// faultline-benchmarks [--quick] [--only NAME,…] [--steady-heap]
+// faultline-benchmarks [--quick] [--only NAME,…] [--variant TEXT] [--steady-heap]
 //
 // Every workload runs its raw C, GRDB and Faultline variants interleaved in this process and
 // prints a Markdown table: min and median per variant and the median's ratio to raw C.
 // `--memory-child VARIANT STORE` is the child process of the memory workload (internal).
 // `--steady-heap` fixes glibc's allocator thresholds for this process, for every variant alike:
 // a diagnostic for A/B runs (Performance.md, eighth round), not how the targets are read.
+// `--variant TEXT` runs only the variants whose names contain TEXT (one variant under `perf`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -32,8 +33,13 @@ if let i = arguments.firstIndex(of: "--only"), i + 1 < arguments.count {
     only = Set(arguments[i + 1].split(separator: ",").map(String.init))
 }
 
+var variantFilter: String?
+if let i = arguments.firstIndex(of: "--variant"), i + 1 < arguments.count {
+    variantFilter = arguments[i + 1]
+}
+
 do {
-    try Benchmarks(quick: quick, only: only, steadyHeap: steadyHeap).run()
+    try Benchmarks(quick: quick, only: only, steadyHeap: steadyHeap, variantFilter: variantFilter).run()
 } catch {
     log("error: \(error)")
     exit(1)
