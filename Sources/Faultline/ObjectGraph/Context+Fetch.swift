@@ -148,7 +148,6 @@ extension ManagedObjectContext {
         // New objects have no rows to prefetch from (copied only when there is one: a copy
         // retains every object).
         var level = sources.contains { $0.objectID.isTemporaryID } ? sources.filter { !$0.objectID.isTemporaryID } : sources
-        var loaded: [ManagedObject] = []
         let names = keyPath.split(separator: ".").map(String.init)
         for (step, name) in names.enumerated() {
             guard let first = level.first else { return }
@@ -191,8 +190,7 @@ extension ManagedObjectContext {
                 registry.reserveCapacity(registry.count + seen.count)
                 if !missing.isEmpty {
                     let rows = try store.prefetchRows(relationship, sourceEntity: first.entity, keys: missing)
-                    loaded.removeAll(keepingCapacity: true)
-                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
+                    registerObjects(of: rows.page, reachedThrough: origin)
                 }
                 if !isLast { next = ids.map { object(with: $0, reachedThrough: origin) } }
             } else {
@@ -213,8 +211,7 @@ extension ManagedObjectContext {
                         if let edits = source.pendingToMany.removeValue(forKey: name) { ids = edits.applied(to: ids) }
                         source.storage[name] = ids
                     }
-                    loaded.removeAll(keepingCapacity: true)
-                    registerObjects(of: rows.page, into: &loaded, reachedThrough: origin)
+                    registerObjects(of: rows.page, reachedThrough: origin)
                 }
                 for source in level where !isLast {
                     for id in source.storage.objectIDs(forKey: name) ?? [] where seen.insert(id).inserted {
