@@ -6,7 +6,9 @@ import Foundation
 
 /// The class an entity's objects are instances of, and the slot of each of the class's
 /// declared properties in the entity's ``PropertyLayout`` (checked once, when registered).
-final class ClassBinding: Sendable {
+/// Plain data (a metatype and an interned table's pointer): passing one to every object made
+/// of the class counts no reference (as a class, it was retained and released per object).
+struct ClassBinding: Sendable {
     /// The class.
     let type: any ManagedObjectSubclass.Type
     /// `slots[i]` is the slot of `type.managedProperties[i]`.

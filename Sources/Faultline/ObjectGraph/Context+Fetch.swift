@@ -353,8 +353,13 @@ extension ManagedObjectContext {
             objects[place] = object  // its last use: moved into the array, not retained again
         }
         faultObserver?(FaultEvent(kind: .batch, objectID: batch.keys.id(at: index), origin: nil))
-        for place in loaded {
-            if let object = objects[place], callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+        // Borrowed from `objects`, which holds them throughout (a copy of each was retained
+        // and released around its awakeFromFetch()).
+        objects.withUnsafeBufferPointer { objects in
+            for place in loaded {
+                guard let object = objects[place].map(Unmanaged.passUnretained) else { continue }
+                object._withUnsafeGuaranteedRef { if callsLifecycleHooks(of: $0) { awakeFromFetch($0) } }
+            }
         }
         // A key without a row (deleted since the keys were read): a fault, which says so
         // when touched.
