@@ -8,7 +8,8 @@ import Foundation
 // `--memory-child VARIANT STORE` is the child process of the memory workload (internal).
 // `--steady-heap` fixes glibc's allocator thresholds for this process, for every variant alike:
 // a diagnostic for A/B runs (Performance.md, eighth round), not how the targets are read.
-// `--variant TEXT` runs only the variants whose names contain TEXT (one variant under `perf`).
+// `--variant TEXT` runs only the variants whose names contain TEXT (one variant under `perf`);
+// the memory workload, which measures child processes, runs all of its variants still.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
