@@ -271,18 +271,20 @@ extension ManagedObjectContext {
     /// `awakeFromFetch()` runs before every object of the batch is registered — one run
     /// earlier could register another object for a key of the batch.
     private func loadedBatchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int) throws -> [ManagedObject?] {
-        var objects = [ManagedObject?](repeating: nil, count: range.count)
-        // The keys to load, where each goes in `objects`, and the ID each was read with.
+        // Every element nil, written in place (`Array(repeating:count:)` copied the nil in
+        // through a call into the runtime per element).
+        var objects = [ManagedObject?](unsafeUninitializedCapacity: range.count) { buffer, count in
+            buffer.initialize(repeating: nil)
+            count = range.count
+        }
+        // The keys to load (bound as the statement's id list), and for each where it goes in
+        // `objects`, the ID's entity it was read with, and where its look-up stopped: a new
+        // object goes there (see ObjectRegistry.Probe), the table made big enough first so
+        // that it does not grow in between.
         var keys: [Int64] = []
-        var places: [Int] = []
-        var names: [UInt32] = []
-        // Where each key's look-up stopped: a new object goes there (see ObjectRegistry.Probe),
-        // the table made big enough first so that it does not grow in between.
-        var probes: [ObjectRegistry.Probe] = []
+        var pendings: [PendingKey] = []
         keys.reserveCapacity(range.count)
-        places.reserveCapacity(range.count)
-        names.reserveCapacity(range.count)
-        probes.reserveCapacity(range.count)
+        pendings.reserveCapacity(range.count)
         registry.reserveCapacity(registry.count + range.count)
         for (place, position) in range.enumerated() {
             let id = batch.keys.id(at: position)
@@ -293,9 +295,7 @@ extension ManagedObjectContext {
                 registered.batchPosition = nil
             }
             keys.append(id.primaryKey)
-            places.append(place)
-            names.append(id.names)
-            probes.append(probe)
+            pendings.append(PendingKey(place: place, names: id.names, probe: probe))
         }
         guard !keys.isEmpty else { return objects }
         let page = try store.fetchPage(entityName: batch.entityName, primaryKeys: keys, limit: batch.size, properties: batch.properties)
@@ -321,7 +321,7 @@ extension ManagedObjectContext {
                 guard let found = placeOfKey?[row.primaryKey] else { continue }
                 pending = found
             }
-            let place = places[pending]
+            let place = pendings[pending].place
             if let registered = objects[place] {
                 guard registered.isFault else { continue }
                 fill(registered, from: page, at: rowIndex, awakes: false)
@@ -335,7 +335,7 @@ extension ManagedObjectContext {
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // Not the entity the key was read with (the row changed since): the registry
                 // decides, as for any row; an object loaded before is kept as it is.
-                if id.names != names[pending], let registered = registry[id] {
+                if id.names != pendings[pending].names, let registered = registry[id] {
                     if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) } else { loadedHere = false }
                     return registered
                 }
@@ -343,7 +343,7 @@ extension ManagedObjectContext {
                     ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                if id.names == names[pending] { registry.register(object, for: id, at: probes[pending]) } else { registry[id] = object }
+                if id.names == pendings[pending].names { registry.register(object, for: id, at: pendings[pending].probe) } else { registry[id] = object }
                 return object
             }
             if loadedHere {
@@ -394,4 +394,12 @@ extension ManagedObjectContext {
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         return try store.count(request)
     }
+}
+
+/// A key of a batch to load (see `loadedBatchObjects`): where its object goes in the batch,
+/// the entity its ID was read with, and where the registry's look-up for it stopped.
+private struct PendingKey {
+    var place: Int
+    var names: UInt32
+    var probe: ObjectRegistry.Probe
 }
