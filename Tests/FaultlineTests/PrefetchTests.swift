@@ -151,6 +151,35 @@ import Testing
         #expect(try context.fetch(request).count == 8)
     }
 
+    /// A batch whose rows cannot be read hands out faults that remember their batch: touching
+    /// one, once the rows can be read, loads the whole batch in one statement (the faults'
+    /// batch position, kept with the few objects that have one).
+    @Test func faultsOfABatchThatCouldNotBeReadLoadTheirBatchWhenTouched() throws {
+        let folder = try TestSupport.temporaryDirectory()
+        let url = folder.appendingPathComponent("Inventory.sqlite")
+        try FileManager.default.copyItem(at: InventoryStoreTests.storeURL, to: url)
+        let model = try ManagedObjectModel(contentsOf: InventoryStoreTests.modelURL)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: false))
+        let statements = SQLStatements()
+        coordinator.store.connection.addTraceObserver { event in
+            if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
+        }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        let results = try context.fetch(request)
+        try coordinator.store.connection.execute("ALTER TABLE ZINVENTORY RENAME TO ZINVENTORY_AWAY")
+        let fifth = results[4]
+        #expect(fifth.isFault, "the batch could not be read")
+        let batch = [results[3], fifth, results[5]]
+        #expect(batch.allSatisfy { $0.isFault })
+        try coordinator.store.connection.execute("ALTER TABLE ZINVENTORY_AWAY RENAME TO ZINVENTORY")
+        let before = statements.sql.count
+        #expect(fifth.value(forKey: "count") as? Int16 == 1)
+        #expect(batch.allSatisfy { !$0.isFault }, "touching one fault loaded its whole batch")
+        #expect(statements.sql.count == before + 1 && statements.sql.last?.contains("_Z_intarray0") == true)
+    }
+
     @Test func batchedFetchesLoadRowsABatchAtATime() throws {
         let (context, statements, _) = try InventoryFaultingTests().open()
         var request = FetchRequest(entityName: "Inventory")
