@@ -35,19 +35,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     // (`@exclusivity(unchecked)`): they are read and written on every value access and every
     // object made, only on the context's queue, and never across an access that could overlap.
     @exclusivity(unchecked) final var storage: ObjectValues
-    /// The batch of a batched fetch this fault belongs to, and its place in it: set only on
-    /// faults handed out when their batch could not be read (see `FaultBatch.object(at:in:)`),
-    /// so kept in ``extras`` — 16 bytes less in every object made.
-    final var batchPosition: (batch: FaultBatch, index: Int)? {
-        @inline(__always) get { extras?.batchPosition }
-        set {
-            if let extras {
-                extras.batchPosition = newValue
-            } else if let newValue {
-                makeExtras().batchPosition = newValue
-            }
-        }
-    }
+    /// The batch of a batched fetch this fault belongs to, and its place in it.
+    @exclusivity(unchecked) final var batchPosition: (batch: FaultBatch, index: Int)?
     // The one-byte flags are declared together: stored properties are laid out in
     // declaration order, each aligned, and an object is made per row fetched (four flags
     // spread out took 24 bytes an object, side by side they take 8).
@@ -528,8 +517,7 @@ extension ManagedObject: FLPredicateArgumentConvertible {
 }
 
 /// The state of a managed object that few objects have: pending to-many edits, a partial
-/// fetch's keys, cached fetched-property values, the batch of a fault whose batch could not
-/// be read.
+/// fetch's keys, cached fetched-property values.
 final class ObjectExtras {
     /// The entity whose layout the object's values have when it is not the object's own (a
     /// fault of a parent entity filled with a sub-entity's row): values do not retain their
@@ -538,7 +526,6 @@ final class ObjectExtras {
     @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
     @exclusivity(unchecked) var partialKeys: Set<String>?
     @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
-    @exclusivity(unchecked) var batchPosition: (batch: FaultBatch, index: Int)?
 }
 
 /// The fault origins of the process (`"Inventory.asset"`: an entity's name and one of its
