@@ -12,10 +12,12 @@ import Testing
         var request = FetchRequest(entityName: "Inventory")
         request.relationshipKeyPathsForPrefetching = ["asset"]
         let inventories = try context.fetch(request)
-        expectSQL(statements.sql, [
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0",
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
-        ])
+        expectSQL(
+            statements.sql,
+            [
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0",
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+            ])
         #expect(messages.lines.contains("annotation: Bound intarray _Z_intarray0"))
         #expect(messages.lines.last == "annotation: Prefetching with key 'asset'.  Got 5 rows.")
         let labels = inventories.map { $0.value(forKeyPath: "asset.label") as? String }
@@ -29,10 +31,12 @@ import Testing
         request.sortDescriptors = [FLSortDescriptor(key: "label")]
         request.relationshipKeyPathsForPrefetching = ["inventories.asset"]
         let locations = try context.fetch(request)
-        expectSQL(statements.sql.dropFirst(), [
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION IN (SELECT * FROM _Z_intarray0)",
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
-        ])
+        expectSQL(
+            statements.sql.dropFirst(),
+            [
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.ZLOCATION IN (SELECT * FROM _Z_intarray0)",
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+            ])
         #expect(locations.allSatisfy { !$0.hasFault(forRelationshipNamed: "inventories") })
         let office = try #require(locations.last)
         let assets = (office.value(forKeyPath: "inventories.asset.label") as? [Any?])?.compactMap { $0 as? String }
@@ -104,9 +108,11 @@ import Testing
     @Test func prefetchingAToOneReadsEachSubEntitysOwnSlot() throws {
         let model = try ManagedObjectModel(entities: [
             EntityDescription(name: "Keeper", attributes: [AttributeDescription(name: "name", type: .string)]),
-            EntityDescription(name: "Animal", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
-                RelationshipDescription(name: "keeper", destination: "Keeper")
-            ]),
+            EntityDescription(
+                name: "Animal", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "keeper", destination: "Keeper")
+                ]),
             EntityDescription(name: "Dog", superentityName: "Animal", attributes: [AttributeDescription(name: "barks", type: .boolean)]),
         ])
         let store = try SQLiteStore(inMemoryWith: model)
@@ -151,10 +157,9 @@ import Testing
         #expect(try context.fetch(request).count == 8)
     }
 
-    /// A batch whose rows cannot be read hands out faults that remember their batch: touching
-    /// one, once the rows can be read, loads the whole batch in one statement (the faults'
-    /// batch position, kept with the few objects that have one).
-    @Test func faultsOfABatchThatCouldNotBeReadLoadTheirBatchWhenTouched() throws {
+    /// A writable copy of the Inventory store in a folder of its own: a context on it, its
+    /// coordinator, and the statements it runs.
+    private static func openCopy() throws -> (ManagedObjectContext, PersistentStoreCoordinator, SQLStatements, URL) {
         let folder = try TestSupport.temporaryDirectory()
         let url = folder.appendingPathComponent("Inventory.sqlite")
         try FileManager.default.copyItem(at: InventoryStoreTests.storeURL, to: url)
@@ -164,7 +169,15 @@ import Testing
         coordinator.store.connection.addTraceObserver { event in
             if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
         }
-        let context = ManagedObjectContext(coordinator: coordinator)
+        return (ManagedObjectContext(coordinator: coordinator), coordinator, statements, folder)
+    }
+
+    /// A batch whose rows cannot be read hands out faults that remember their batch: touching
+    /// one, once the rows can be read, loads the whole batch in one statement (the faults'
+    /// batch position, kept with the few objects that have one).
+    @Test func faultsOfABatchThatCouldNotBeReadLoadTheirBatchWhenTouched() throws {
+        let (context, coordinator, statements, folder) = try Self.openCopy()
+        defer { try? FileManager.default.removeItem(at: folder) }
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
         let results = try context.fetch(request)
@@ -207,17 +220,8 @@ import Testing
     }
 
     @Test func aBatchKeepsItsRegisteredObjectsFillsItsFaultsAndLeavesAGoneRowAFault() throws {
-        let folder = try TestSupport.temporaryDirectory()
+        let (context, coordinator, statements, folder) = try Self.openCopy()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("Inventory.sqlite")
-        try FileManager.default.copyItem(at: InventoryStoreTests.storeURL, to: url)
-        let model = try ManagedObjectModel(contentsOf: InventoryStoreTests.modelURL)
-        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, options: .init(readOnly: false))
-        let statements = SQLStatements()
-        coordinator.store.connection.addTraceObserver { event in
-            if case .statement(let sql, let arguments) = event { statements.append(sql, arguments) }
-        }
-        let context = ManagedObjectContext(coordinator: coordinator)
         var request = FetchRequest(entityName: "Inventory")
         request.fetchBatchSize = 3
         request.sortDescriptors = [FLSortDescriptor(key: "count", ascending: false)]
@@ -327,11 +331,13 @@ import Testing
         let merged = try context.fetch(request)
         #expect(merged.count == 9 && merged[3].isFault && merged[4].isFault && merged[5].isFault)
         #expect(merged[4].value(forKey: "count") as? Int16 == 1)
-        expectSQL(statements.sql, [
-            "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3",
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
-        ])
+        expectSQL(
+            statements.sql,
+            [
+                "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)  LIMIT 3",
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZLABEL FROM ZASSET t0 WHERE  t0.Z_PK IN (SELECT * FROM _Z_intarray0)",
+            ])
         #expect(!merged[3].isFault && !merged[5].isFault && merged[0].isFault && merged[6].isFault)
         let asset = try #require(merged[5].value(forKey: "asset") as? ManagedObject)
         #expect(!asset.isFault)
@@ -346,10 +352,12 @@ import Testing
         let inventories = try context.fetch(request)
         #expect(context.registeredObjects.isEmpty)
         #expect(inventories[4].value(forKey: "count") as? Int16 == 1)
-        expectSQL(statements.sql, [
-            "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
-            "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK = ?",
-        ])
+        expectSQL(
+            statements.sql,
+            [
+                "SELECT 0, t0.Z_PK FROM ZINVENTORY t0",
+                "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZCOUNT, t0.ZDATE, t0.ZASSET, t0.ZLOCATION FROM ZINVENTORY t0 WHERE  t0.Z_PK = ?",
+            ])
         #expect(inventories[3].isFault && inventories[5].isFault)
     }
 }
