@@ -62,7 +62,7 @@ final class ObjectRegistry {
     }
 
     deinit {
-        if count > 0 { for index in 0...mask { entries[index].object?.release() } }
+        forEachEntry { _, object in object.release() }
         Self.deallocate(entries)
     }
 
@@ -110,10 +110,7 @@ final class ObjectRegistry {
 
     /// The object registered for `id`; nil when none is. Setting nil removes it.
     subscript(id: ManagedObjectID) -> ManagedObject? {
-        @inline(__always) get {
-            let (bucket, found) = find(id)
-            return found ? entries[bucket].object?.takeUnretainedValue() : nil
-        }
+        @inline(__always) get { lookUp(id).object }
         set {
             if let newValue { updateValue(newValue, forKey: id) } else { removeValue(forKey: id) }
         }
@@ -177,7 +174,7 @@ final class ObjectRegistry {
         // The table's reference, taken over by `held` for the check.
         var held: ManagedObject? = entry.takeRetainedValue()
         guard isKnownUniquelyReferenced(&held) else {
-            entries[bucket].object = Unmanaged.passRetained(held.unsafelyUnwrapped)
+            if let held { entries[bucket].object = Unmanaged.passRetained(held) }
             return false
         }
         remove(at: bucket)
@@ -209,9 +206,15 @@ final class ObjectRegistry {
     /// Makes room for `capacity` objects in all without growing again.
     func reserveCapacity(_ capacity: Int) {
         guard capacity * 2 > mask + 1 else { return }
-        var buckets = mask + 1
+        resize(buckets: Self.buckets(for: capacity))
+    }
+
+    /// The buckets a table of `capacity` objects takes: a power of two, at least twice as
+    /// many (the table is at most half full).
+    private static func buckets(for capacity: Int) -> Int {
+        var buckets = minimumBuckets
         while buckets < capacity * 2 { buckets *= 2 }
-        resize(buckets: buckets)
+        return buckets
     }
 
     /// Moves the entries into a table of `buckets` (their references move with them).
@@ -270,8 +273,7 @@ final class ObjectRegistry {
         for index in 0..<oldBuckets {
             if old[index].object != nil, isIncluded(old[index].id) { kept += 1 }
         }
-        var buckets = Self.minimumBuckets
-        while buckets < (kept + extra) * 2 { buckets *= 2 }
+        let buckets = Self.buckets(for: kept + extra)
         entries = Self.allocate(buckets)
         mask = buckets - 1
         if !keepsSeed { seed = Self.seed(for: entries) }
@@ -287,11 +289,19 @@ final class ObjectRegistry {
         for object in dropped { object.release() }
     }
 
+    /// Calls `body` with each registered ID and object (unretained), in bucket order.
+    private func forEachEntry(_ body: (ManagedObjectID, Unmanaged<ManagedObject>) -> Void) {
+        guard count > 0 else { return }
+        for index in 0...mask {
+            if let object = entries[index].object { body(entries[index].id, object) }
+        }
+    }
+
     /// The registered objects (a snapshot: the table may change while it is read).
     var values: [ManagedObject] {
         var result: [ManagedObject] = []
         result.reserveCapacity(count)
-        if count > 0 { for index in 0...mask { if let object = entries[index].object { result.append(object.takeUnretainedValue()) } } }
+        forEachEntry { _, object in result.append(object.takeUnretainedValue()) }
         return result
     }
 
@@ -299,7 +309,7 @@ final class ObjectRegistry {
     var keys: [ManagedObjectID] {
         var result: [ManagedObjectID] = []
         result.reserveCapacity(count)
-        if count > 0 { for index in 0...mask where entries[index].object != nil { result.append(entries[index].id) } }
+        forEachEntry { id, _ in result.append(id) }
         return result
     }
 
@@ -307,7 +317,7 @@ final class ObjectRegistry {
     var dictionary: [ManagedObjectID: ManagedObject] {
         var result: [ManagedObjectID: ManagedObject] = [:]
         result.reserveCapacity(count)
-        if count > 0 { for index in 0...mask { if let object = entries[index].object { result[entries[index].id] = object.takeUnretainedValue() } } }
+        forEachEntry { id, object in result[id] = object.takeUnretainedValue() }
         return result
     }
 }
