@@ -74,35 +74,34 @@ extension SQLiteStore {
         rows.reserveCapacity(max(expectedRows, 0))
         var plans: [DecodePlan] = [decoder.plan]
         // The row's plan and the page being filled are used unretained: the decoder (or its
-        // cache of sub-entity plans) holds the plans, `values` the page. Retained, each cost
-        // an atomic increment and decrement per row on one shared line.
+        // cache of sub-entity plans), a parameter alive for the call, holds the plans, `values`
+        // the page. Retained, each cost an atomic increment and decrement per row on one
+        // shared line.
         let mainPlan = Unmanaged.passUnretained(decoder.plan)
         var current = Unmanaged.passUnretained(values)
-        let sqlSeconds = try withExtendedLifetime(decoder) {
-            try statement.forEachRow {
-                let planReference = decoder.hasSubentities ? Unmanaged.passUnretained(rowPlan(statement, with: decoder)) : mainPlan
-                planReference._withUnsafeGuaranteedRef { plan in
-                    var planIndex = 0
-                    if planReference.toOpaque() != mainPlan.toOpaque() {
-                        planIndex = plans.firstIndex { $0 === plan } ?? plans.count
-                        if planIndex == plans.count { plans.append(plan) }
-                    }
-                    let count = plan.stepForSlot.count
-                    current._withUnsafeGuaranteedRef { page in
-                        if page.count + count > DecodedPage.slotsPerPage, page.count > 0 {
-                            pages.append(values)
-                            values = RowPage(capacity: DecodedPage.slotsPerPage)
-                            current = Unmanaged.passUnretained(values)
-                        }
-                    }
-                    current._withUnsafeGuaranteedRef { page in
-                        let base = page.count
-                        appendValues(statement, plan: plan, to: page)
-                        rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
+        let sqlSeconds = try statement.forEachRow {
+            let planReference = decoder.hasSubentities ? Unmanaged.passUnretained(rowPlan(statement, with: decoder)) : mainPlan
+            planReference._withUnsafeGuaranteedRef { plan in
+                var planIndex = 0
+                if planReference.toOpaque() != mainPlan.toOpaque() {
+                    planIndex = plans.firstIndex { $0 === plan } ?? plans.count
+                    if planIndex == plans.count { plans.append(plan) }
+                }
+                let count = plan.stepForSlot.count
+                current._withUnsafeGuaranteedRef { page in
+                    if page.count + count > DecodedPage.slotsPerPage, page.count > 0 {
+                        pages.append(values)
+                        values = RowPage(capacity: DecodedPage.slotsPerPage)
+                        current = Unmanaged.passUnretained(values)
                     }
                 }
-                eachRow?(statement)
+                current._withUnsafeGuaranteedRef { page in
+                    let base = page.count
+                    appendValues(statement, plan: plan, to: page)
+                    rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
+                }
             }
+            eachRow?(statement)
         }
         pages.append(values)
         page = DecodedPage(pages: pages, plans: plans, rows: rows)
