@@ -203,10 +203,12 @@ extension ManagedObjectContext {
                     }
                 }
                 if let joinName, let join = store.mapping.joinTable(named: joinName) {
-                    let isSource = join.relationship == relationship.name
+                    let isSource =
+                        join.relationship == relationship.name
                         && model.inheritanceChain(of: object.entity).contains { $0.name == join.sourceEntity }
                     func row(_ other: ManagedObjectID) -> JoinRow {
-                        isSource ? JoinRow(table: join.name, source: object.objectID, destination: other)
+                        isSource
+                            ? JoinRow(table: join.name, source: object.objectID, destination: other)
                             : JoinRow(table: join.name, source: other, destination: object.objectID)
                     }
                     for id in removed { writes.joinRemoves[row(id)] = join }
@@ -342,6 +344,7 @@ extension ManagedObjectContext {
                 let all = !overwrite.isEmpty && overwrite.contains(ObjectIdentifier(object))
                 let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
                 let bySlot = row.holds(object)
+                let written = bySlot ? object.writtenSlots : 0
                 // Whether the row writes column `index`: a changed attribute or to-one, an extra.
                 func included(_ index: Int) -> Bool {
                     switch row.roles[index] {
@@ -349,7 +352,9 @@ extension ManagedObjectContext {
                     case .extra: return extras?[row.columnNames[index]] != nil
                     case .attribute, .foreignKey, .foreignEntityKey:
                         if all { return true }
-                        if bySlot, let slot = row.slots[index] { return object.valueDiffers(atSlot: slot) }
+                        if bySlot, let slot = row.slots[index] {
+                            return ObjectValues.mayDiffer(written, atSlot: slot) && object.valueDiffers(atSlot: slot)
+                        }
                         return object.valueDiffers(forKey: row.propertyNames[index])
                     }
                 }

@@ -28,14 +28,15 @@ extension ManagedObjectContext {
                 }
             } catch let error as ObjectValidationError {
                 failures += error.failures
-            } catch where type(of: object) != ManagedObject.self {
+            } catch  where type(of: object) != ManagedObject.self {
                 failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: "", message: "\(error)"))
             }
         }
         guard failures.isEmpty else {
-            throw ObjectValidationError(failures: failures.sorted {
-                ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
-            })
+            throw ObjectValidationError(
+                failures: failures.sorted {
+                    ($0.entityName, $0.objectID.uriRepresentation, $0.key, $0.code.rawValue) < ($1.entityName, $1.objectID.uriRepresentation, $1.key, $1.code.rawValue)
+                })
         }
     }
 
@@ -65,11 +66,14 @@ extension ManagedObjectContext {
         let layout = object.storage.layout
         let sameLayout = object.storage.layout === object.committed.layout
         let noPending = object.pendingToMany.isEmpty
+        let written = sameLayout ? object.writtenSlots : 0
         for slot in 0..<layout.count {
             if layout.kinds[slot] == .toMany, object.storage[stored: slot].isNone { continue }
             // Unchanged slots of an updated object are skipped without touching the key.
             if !object.isInserted, noPending || object.pendingToMany[layout.names[slot]] == nil,
-                sameLayout ? !object.valueDiffers(atSlot: slot) : !object.valueDiffers(forKey: layout.names[slot])
+                sameLayout
+                    ? !(ObjectValues.mayDiffer(written, atSlot: slot) && object.valueDiffers(atSlot: slot))
+                    : !object.valueDiffers(forKey: layout.names[slot])
             {
                 continue
             }
@@ -123,9 +127,10 @@ extension ManagedObjectContext {
         for relationship in object.entity.relationships where relationship.deleteRule == .deny {
             let remaining = try relatedIDs(of: object, relationship).filter { !(registry[$0]?.isDeleted ?? false) }
             if !remaining.isEmpty {
-                failures.append(.init(
-                    code: .relationshipDeniedDelete, entityName: object.entity.name, objectID: object.objectID, key: relationship.name,
-                    message: "cannot delete: relationship \(relationship.name) (delete rule Deny) still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"))
+                failures.append(
+                    .init(
+                        code: .relationshipDeniedDelete, entityName: object.entity.name, objectID: object.objectID, key: relationship.name,
+                        message: "cannot delete: relationship \(relationship.name) (delete rule Deny) still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"))
             }
         }
         return failures

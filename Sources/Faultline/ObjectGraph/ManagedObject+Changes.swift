@@ -34,7 +34,9 @@ extension ManagedObject {
         var target: ManagedObject = self
         for key in keys {
             guard let relationship = target.entity.relationship(named: key), relationship.isToOne else {
-                throw ManagedObjectError(.unknownKey, entity: target.entity.name, objectID: target.objectID, key: key, "key path \(keyPath): \(key) is not a to-one relationship of \(target.entity.name)")
+                throw ManagedObjectError(
+                    .unknownKey, entity: target.entity.name, objectID: target.objectID, key: key,
+                    "key path \(keyPath): \(key) is not a to-one relationship of \(target.entity.name)")
             }
             guard let next = target.value(forKey: key) as? ManagedObject else {
                 throw ManagedObjectError(.unknownKey, entity: target.entity.name, objectID: target.objectID, key: key, "key path \(keyPath): \(key) is nil")
@@ -109,6 +111,11 @@ extension ManagedObject {
     func valueDiffers(atSlot slot: Int) -> Bool {
         ObjectValues.differ(&storage, &committed, atSlot: slot)
     }
+
+    /// The slots written since the values and the committed ones were made from one source
+    /// (``ObjectValues/writtenSlots(_:_:)``): a slot ``ObjectValues/mayDiffer(_:atSlot:)``
+    /// rules out needs no ``valueDiffers(atSlot:)``.
+    var writtenSlots: UInt32 { ObjectValues.writtenSlots(&storage, &committed) }
 
     /// Whether any value differs from its committed one, compared in place (see
     /// ``valueDiffers(forKey:)``).

@@ -214,6 +214,19 @@ struct ObjectValues: Sequence {
             }
             return other.contains { self[$0.key] == nil }
         }
+        let mask = written | other.written
+        // Slots written on neither side agree (see `written`): with no slot past the tracked
+        // ones written, only the written slots are compared, one bit at a time.
+        if mask & Self.anySlot == 0 {
+            var bits = mask
+            let count = layout.count
+            while bits != 0 {
+                let slot = bits.trailingZeroBitCount
+                bits &= bits &- 1
+                if slot < count, !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
+            }
+            return false
+        }
         if slotCount == 0 && other.slotCount == 0 { return false }
         // Values shared with the committed ones since the last fetch or save: unchanged.
         if let page, page === other.page, base == other.base { return false }
@@ -221,10 +234,7 @@ struct ObjectValues: Sequence {
             let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
             if shared { return false }
         }
-        let mask = written | other.written
-        for slot in 0..<layout.count where mask & (Self.anySlot | Self.bit(slot)) != 0 {
-            if !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
-        }
+        for slot in 0..<layout.count where !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
         return false
     }
 
@@ -234,6 +244,16 @@ struct ObjectValues: Sequence {
 
     /// ``differs(from:at:)`` of two value sets held in place.
     static func differ(_ a: inout ObjectValues, _ b: inout ObjectValues, at key: String) -> Bool { a.differs(from: b, at: key) }
+
+    /// The slots written on either of two value sets of one layout, held in place: a slot
+    /// whose bit ``mayDiffer(_:atSlot:)`` finds clear holds the same value on both sides, and
+    /// a loop over the slots asks the mask, not the values, for most of them.
+    @inline(__always)
+    static func writtenSlots(_ a: inout ObjectValues, _ b: inout ObjectValues) -> UInt32 { a.written | b.written }
+
+    /// Whether a slot may differ, by ``writtenSlots(_:_:)``'s mask.
+    @inline(__always)
+    static func mayDiffer(_ written: UInt32, atSlot slot: Int) -> Bool { written & (anySlot | bit(slot)) != 0 }
 
     /// ``differs(from:atSlot:)`` of two value sets held in place.
     @inline(__always)
@@ -251,7 +271,7 @@ struct ObjectValues: Sequence {
     /// ``differs(from:at:)`` by slot, for values of one layout.
     @inline(__always)
     func differs(from other: ObjectValues, atSlot slot: Int) -> Bool {
-        if (written | other.written) & (Self.anySlot | Self.bit(slot)) == 0 { return false }
+        if !Self.mayDiffer(written | other.written, atSlot: slot) { return false }
         return !StoredValue.same(self[stored: slot], other[stored: slot])
     }
 

@@ -58,22 +58,22 @@ enum StoredValue {
     @usableFromInline
     var any: Any? {
         @inline(__always) get {
-        switch self {
-        case .none: return nil
-        case .int64(let v): return v
-        case .int32(let v): return v
-        case .int16(let v): return v
-        case .bool(let v): return v
-        case .double(let v): return v
-        case .float(let v): return v
-        case .date(let v): return v
-        case .string(let v): return v
-        case .data(let v): return v
-        case .uuid(let v): return v
-        case .objectID(let v): return v
-        case .objectIDs(let v): return v
-        case .other(let box): return box.value
-        }
+            switch self {
+            case .none: return nil
+            case .int64(let v): return v
+            case .int32(let v): return v
+            case .int16(let v): return v
+            case .bool(let v): return v
+            case .double(let v): return v
+            case .float(let v): return v
+            case .date(let v): return v
+            case .string(let v): return v
+            case .data(let v): return v
+            case .uuid(let v): return v
+            case .objectID(let v): return v
+            case .objectIDs(let v): return v
+            case .other(let box): return box.value
+            }
         }
     }
 
@@ -145,25 +145,42 @@ enum StoredValue {
 
     /// Equality of stored values, as ``ManagedObject/valuesEqual(_:_:)`` for `Any`: same case
     /// and payload; boxed values compare as `AnyHashable` (unequal when not hashable).
+    ///
+    /// One switch on `a`, then `b` matched against that case alone: a switch over the pair
+    /// copies both values into a tuple first (their references retained and released), which
+    /// cost more than the comparison on a save's every changed slot.
     static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
-        switch (a, b) {
-        case (.none, .none): return true
-        case let (.int64(x), .int64(y)): return x == y
-        case let (.int32(x), .int32(y)): return x == y
-        case let (.int16(x), .int16(y)): return x == y
-        case let (.bool(x), .bool(y)): return x == y
-        case let (.double(x), .double(y)): return x == y
-        case let (.float(x), .float(y)): return x == y
-        case let (.date(x), .date(y)): return x == y
-        case let (.string(x), .string(y)): return x == y
-        case let (.data(x), .data(y)): return x == y
-        case let (.uuid(x), .uuid(y)): return x == y
-        case let (.objectID(x), .objectID(y)): return x == y
-        case let (.objectIDs(x), .objectIDs(y)): return x == y
-        case let (.other(x), .other(y)):
-            return ManagedObject.valuesEqual(x.value, y.value)
-        default: return false
+        switch a {
+        case .none:
+            if case .none = b { return true }
+        case .int64(let x):
+            if case .int64(let y) = b { return x == y }
+        case .int32(let x):
+            if case .int32(let y) = b { return x == y }
+        case .int16(let x):
+            if case .int16(let y) = b { return x == y }
+        case .bool(let x):
+            if case .bool(let y) = b { return x == y }
+        case .double(let x):
+            if case .double(let y) = b { return x == y }
+        case .float(let x):
+            if case .float(let y) = b { return x == y }
+        case .date(let x):
+            if case .date(let y) = b { return x == y }
+        case .string(let x):
+            if case .string(let y) = b { return x == y }
+        case .data(let x):
+            if case .data(let y) = b { return x == y }
+        case .uuid(let x):
+            if case .uuid(let y) = b { return x == y }
+        case .objectID(let x):
+            if case .objectID(let y) = b { return x == y }
+        case .objectIDs(let x):
+            if case .objectIDs(let y) = b { return x == y }
+        case .other(let x):
+            if case .other(let y) = b { return ManagedObject.valuesEqual(x.value, y.value) }
         }
+        return false
     }
 }
 
