@@ -120,6 +120,29 @@ import Testing
         #expect(new.map(\.objectID.primaryKey) == [6, 7, 8])
     }
 
+    @Test func aValueUnequalToItselfIsNoChangeOnceSaved() throws {
+        // NaN is not equal to itself: values a save shares with the committed ones must not be
+        // compared slot by slot, or a saved NaN would leave its object changed.
+        let folder = try TestSupport.temporaryDirectory("faultline-nan")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Reading", attributes: [
+                AttributeDescription(name: "value", type: .double), AttributeDescription(name: "note", type: .string),
+            ])
+        ])
+        let coordinator = try PersistentStoreCoordinator(
+            model: model, storeURL: folder.appendingPathComponent("Readings.sqlite"), options: .init(readOnly: false, createIfMissing: true))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let reading = try context.insertObject(entityName: "Reading")
+        try reading.setValue(Double.nan, forKey: "value")
+        try context.save()
+        #expect(!reading.isUpdated && !reading.hasChanges && !context.hasChanges)
+        try reading.setValue("checked", forKey: "note")
+        #expect(reading.isUpdated)
+        try context.save()
+        #expect(!reading.isUpdated && !reading.hasChanges && !context.hasChanges)
+    }
+
     @Test func changeDetectionFollowsEveryWayValuesMove() throws {
         // isUpdated compares only the slots written since the values were loaded; every path
         // that moves values must keep that true.

@@ -28,7 +28,7 @@ extension ManagedObjectContext {
                 }
             } catch let error as ObjectValidationError {
                 failures += error.failures
-            } catch  where type(of: object) != ManagedObject.self {
+            } catch where type(of: object) != ManagedObject.self {
                 failures.append(.init(code: .managedObjectValidation, entityName: object.entity.name, objectID: object.objectID, key: "", message: "\(error)"))
             }
         }

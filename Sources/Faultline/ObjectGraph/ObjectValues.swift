@@ -214,6 +214,14 @@ struct ObjectValues: Sequence {
             }
             return other.contains { self[$0.key] == nil }
         }
+        if slotCount == 0 && other.slotCount == 0 { return false }
+        // Values shared with the committed ones since the last fetch or save: unchanged (and
+        // not compared, which a value unequal to itself — a NaN — would fail).
+        if let page, page === other.page, base == other.base { return false }
+        if page == nil, other.page == nil {
+            let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+            if shared { return false }
+        }
         let mask = written | other.written
         // Slots written on neither side agree (see `written`): with no slot past the tracked
         // ones written, only the written slots are compared, one bit at a time.
@@ -226,13 +234,6 @@ struct ObjectValues: Sequence {
                 if slot < count, !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
             }
             return false
-        }
-        if slotCount == 0 && other.slotCount == 0 { return false }
-        // Values shared with the committed ones since the last fetch or save: unchanged.
-        if let page, page === other.page, base == other.base { return false }
-        if page == nil, other.page == nil {
-            let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
-            if shared { return false }
         }
         for slot in 0..<layout.count where !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
         return false
