@@ -279,6 +279,10 @@ public final class PropertyLayout: Sendable {
     /// The slots of attributes validation looks at, in order: those that are required (not
     /// optional) or have a minimum, a maximum or a pattern, and are not derived.
     public let validatedAttributeSlots: [Int]
+    /// The relationships validation looks at, by their index among the entity's
+    /// relationships, in order: those that are not transient and are required, or are to-many
+    /// with a minimum or a maximum count.
+    public let validatedRelationships: [Int]
     private let index: [String: Int]
     /// Per slot: its name's UTF-8 length, compared before the name (a scan then compares
     /// whole names only where the lengths agree).
@@ -307,6 +311,11 @@ public final class PropertyLayout: Sendable {
             return !attribute.isDerived
                 && (!attribute.isOptional || attribute.minValueString != nil || attribute.maxValueString != nil
                     || !(attribute.regularExpressionString ?? "").isEmpty)
+        }
+        self.validatedRelationships = relationships.indices.filter {
+            let relationship = relationships[$0]
+            return !relationship.isTransient
+                && (!relationship.isOptional || (relationship.isToMany && (relationship.minCount > 0 || relationship.maxCount > 0)))
         }
         self.index = index
         self.nameLengths = names.map(\.utf8.count)

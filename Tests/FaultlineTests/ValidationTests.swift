@@ -30,4 +30,27 @@ import Testing
         #expect(sql.sql.isEmpty)
         #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZPERSON") == 0)
     }
+
+    @Test func anOptionalToManyWithOnlyAMaximumIsChecked() throws {
+        // Optional, no minimum: only the maximum makes the relationship one validation looks at.
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Shelf", relationships: [
+                RelationshipDescription(name: "books", destination: "Book", inverse: "shelf", toMany: true, maxCount: 2)
+            ]),
+            EntityDescription(name: "Book", relationships: [RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books")]),
+        ])
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model)))
+        let shelf = try context.insertObject(entityName: "Shelf")
+        let books = try (0..<3).map { _ in try context.insertObject(entityName: "Book") }
+        for book in books { try shelf.addObject(book, toRelationship: "books") }
+        do {
+            try context.save()
+            Issue.record("a shelf of three books was saved")
+        } catch let error as ObjectValidationError {
+            #expect(error.failures.map { "\($0.key) \($0.code)" } == ["books relationshipExceedsMaximumCount"])
+        }
+        try shelf.removeObject(books[2], fromRelationship: "books")
+        try context.save()
+        #expect(!context.hasChanges)
+    }
 }

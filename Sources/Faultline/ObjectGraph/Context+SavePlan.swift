@@ -363,25 +363,36 @@ extension ManagedObjectContext {
                 let narrow = row.roles.count <= 64
                 let mask: UInt64 = narrow ? row.roles.indices.reduce(0) { included($1) ? $0 | 1 << UInt64($1) : $0 } : 0
                 let wide: [Bool] = narrow ? [] : row.roles.indices.map(included)
-                func isWritten(_ index: Int) -> Bool { narrow ? mask & (1 << UInt64(index)) != 0 : wide[index] }
+                // The written columns in order: the mask's bits one by one (a bulk change writes
+                // a column or two of many), else the flags.
+                func forEachWritten(_ body: (Int) -> Void) {
+                    guard narrow else {
+                        for index in wide.indices where wide[index] { body(index) }
+                        return
+                    }
+                    var rest = mask
+                    while rest != 0 {
+                        body(rest.trailingZeroBitCount)
+                        rest &= rest &- 1
+                    }
+                }
                 let count = narrow ? mask.nonzeroBitCount : wide.reduce(0) { $1 ? $0 + 1 : $0 }
                 var columns: [String] = []
                 if narrow, let lastColumns, lastColumns.row === row, lastColumns.mask == mask {
                     columns = lastColumns.names
                 } else {
                     columns.reserveCapacity(count)
-                    for index in row.roles.indices where isWritten(index) { columns.append(row.columnNames[index]) }
+                    forEachWritten { columns.append(row.columnNames[$0]) }
                     if narrow { lastColumns = (row, mask, columns) }
                 }
                 var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: columns, values: []))
                 change.write.values.reserveCapacity(count + 3)
                 var replacedExternal: [String] = []
-                for index in row.roles.indices where isWritten(index) {
+                let hasExternalBinary = object.entity.propertyLayout.hasExternalBinary
+                forEachWritten { index in
                     // The key columns append nothing here (they come last, below).
                     appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
-                    if row.roles[index] == .attribute, object.entity.propertyLayout.hasExternalBinary,
-                        store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil
-                    {
+                    if hasExternalBinary, row.roles[index] == .attribute, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
                         replacedExternal.append(row.columnNames[index])
                     }
                 }

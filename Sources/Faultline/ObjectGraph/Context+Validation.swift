@@ -66,14 +66,15 @@ extension ManagedObjectContext {
         let layout = object.storage.layout
         let sameLayout = object.storage.layout === object.committed.layout
         let noPending = object.pendingToMany.isEmpty
-        let written = sameLayout ? object.writtenSlots : 0
         for slot in 0..<layout.count {
+            // A slot of an updated object written on neither side is unchanged: skipped first,
+            // by the written mask alone. The mask is read for each slot, not once: a
+            // subclass's check may set other keys.
+            if sameLayout, noPending, !object.isInserted, !ObjectValues.mayDiffer(object.writtenSlots, atSlot: slot) { continue }
             if layout.kinds[slot] == .toMany, object.storage[stored: slot].isNone { continue }
             // Unchanged slots of an updated object are skipped without touching the key.
             if !object.isInserted, noPending || object.pendingToMany[layout.names[slot]] == nil,
-                sameLayout
-                    ? !(ObjectValues.mayDiffer(written, atSlot: slot) && object.valueDiffers(atSlot: slot))
-                    : !object.valueDiffers(forKey: layout.names[slot])
+                sameLayout ? !object.valueDiffers(atSlot: slot) : !object.valueDiffers(forKey: layout.names[slot])
             {
                 continue
             }
@@ -148,8 +149,8 @@ extension ManagedObjectContext {
         // repeat (an invalid model) or the values have another layout: then by name.
         let layout = object.entity.propertyLayout
         let bySlot = !layout.hasDuplicateNames && object.storage.layout === layout
-        let attributes = object.entity.attributes
         // By slot, only the attributes with a rule are looked at (the layout lists them).
+        let attributes = bySlot && layout.validatedAttributeSlots.isEmpty ? [] : object.entity.attributes
         let checked = bySlot ? layout.validatedAttributeSlots : Array(attributes.indices)
         for index in checked where loaded {
             let attribute = attributes[index]
@@ -190,7 +191,10 @@ extension ManagedObjectContext {
                 }
             }
         }
-        for relationship in object.entity.relationships where !relationship.isTransient {
+        // Only the relationships with a rule (the layout lists them; most have none).
+        let relationships = layout.validatedRelationships.isEmpty ? [] : object.entity.relationships
+        for index in layout.validatedRelationships {
+            let relationship = relationships[index]
             let key = relationship.name
             if relationship.isToOne {
                 guard loaded else { continue }
