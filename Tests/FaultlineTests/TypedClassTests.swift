@@ -331,6 +331,36 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(saved.home?.value(forKey: "name") as? String == "shelter")
     }
 
+    /// A key a subclass's check sets while another key is validated is validated in turn,
+    /// in a stored object too (whose unchanged keys are skipped): the changes are read as
+    /// the keys are reached, not once before.
+    @Test func perKeyValidationSeesAKeySetByAnEarlierKeysCheck() throws {
+        final class Note: ManagedObject, ManagedObjectSubclass {
+            class var entityName: String { "Note" }
+            class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("a", .string), .attribute("b", .string)] }
+            override func validateValue(_ value: inout Any?, forKey key: String) throws {
+                switch key {
+                case "a": try setValue("  set by a  ", forKey: "b")
+                case "b": value = (value as? String)?.trimmingCharacters(in: .whitespaces)
+                default: break
+                }
+            }
+        }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Note", attributes: [AttributeDescription(name: "a", type: .string), AttributeDescription(name: "b", type: .string)])
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        try coordinator.registerClasses([Note.self])
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        try writer.insertObject(entityName: "Note").setValue("first", forKey: "a")
+        try writer.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let note = try #require(try context.fetch(FetchRequest(entityName: "Note")).first)
+        try note.setValue("second", forKey: "a")
+        try context.save()
+        #expect(note.value(forKey: "b") as? String == "set by a")
+    }
+
     @Test func perKeyValidationChecksAndReplacesValues() throws {
         let (context, _, _) = try Self.open()
         let asset = try InventoryAsset(context: context)
