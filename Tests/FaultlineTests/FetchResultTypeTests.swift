@@ -381,6 +381,36 @@ struct FetchResultTypeTests {
             #expect(rows[index]["name", as: String.self] == dictionaries[index]["name"] as? String)
             #expect(rows[index][2, as: Int16.self] == dictionaries[index]["displayOrder"] as? Int16)
         }
+        // The iterator (which walks the buffers) gives the rows the subscript gives, across
+        // the buffers' edges, and stops after the last.
+        var iterator = rows.makeIterator()
+        var iterated = 0
+        while let row = iterator.next() {
+            #expect(row["name", as: String.self] == rows[iterated]["name", as: String.self])
+            #expect(row["amount"].map { "\($0)" } == dictionaries[iterated]["amount"].map { "\($0)" })
+            iterated += 1
+        }
+        #expect(iterated == rows.count)
+        #expect(iterator.next() == nil)
+        // A limit above a buffer's rows: full buffers, the same rows.
+        var limited = request
+        limited.fetchLimit = 1_500
+        let limitedRows = try context.fetchRows(limited)
+        #expect(limitedRows.count == 1_500)
+        #expect(limitedRows.map { described($0.dictionary) } == dictionaries.prefix(1_500).map(described))
+        #expect(Array(limitedRows).map { $0["name", as: String.self] } == dictionaries.prefix(1_500).map { $0["name"] as? String })
+    }
+
+    @Test func noRowsIsAnEmptyCollection() throws {
+        let (context, _, _) = try openSample("Recipes")
+        var request = FetchRequest(entityName: "Recipe")
+        request.resultType = .dictionary
+        request.propertiesToFetch = ["name"]
+        request.predicate = try FLPredicate(format: "name == %@", "no such recipe")
+        let rows = try context.fetchRows(request)
+        #expect(rows.isEmpty && rows.count == 0 && rows.first == nil)
+        var iterator = rows.makeIterator()
+        #expect(iterator.next() == nil)
     }
 
     @Test func rowsHoldWhatDictionariesHold() throws {

@@ -137,23 +137,31 @@ extension SQLiteStore {
         try statement.bind(query.arguments)
         let reader = DictionaryRowReader(items: query.items, firstColumn: 0)
         let keys = FetchedRowKeys(query.items.map(\.key))
-        let rowsPerChunk = FetchedRows.rowsPerChunk(keyCount: keys.names.count)
-        var chunks: [ContiguousArray<StoredValue>] = []
-        var values = ContiguousArray<StoredValue>()
-        if request.fetchLimit > 0 { values.reserveCapacity(min(request.fetchLimit, rowsPerChunk) * keys.names.count) }
+        let width = reader.width
+        precondition(width == keys.names.count, "a dictionary row reads \(width) values for \(keys.names.count) keys")
+        let rowsPerChunk = FetchedRows.rowsPerChunk(keyCount: width)
+        // The first chunk no bigger than the limit asks for; the others full-size.
+        let firstRows = request.fetchLimit > 0 ? min(request.fetchLimit, rowsPerChunk) : rowsPerChunk
+        var chunks: [ValueChunk] = []
+        var values = ValueChunk(capacity: firstRows * width)
         var rows = 0
         let entityName = request.entityName
         let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
         let sqlSeconds = try statement.forEachRow {
-            if rows > 0, rows % rowsPerChunk == 0 {
-                chunks.append(values)
-                values = ContiguousArray()
-                values.reserveCapacity(rowsPerChunk * keys.names.count)
+            if !values.hasRoom(for: width) {
+                if values.count < rowsPerChunk * width {
+                    // A first chunk sized by the limit, and more rows than it (the subscript
+                    // counts on full chunks): grown to full size.
+                    values = values.moved(toCapacity: rowsPerChunk * width)
+                } else {
+                    chunks.append(values)
+                    values = ValueChunk(capacity: rowsPerChunk * width)
+                }
             }
-            reader.append(statement, to: &values, other: other)
+            values.append(width) { reader.write(statement, at: $0, other: other) }
             rows += 1
         }
-        chunks.append(values)
+        if values.count > 0 || chunks.isEmpty { chunks.append(values) }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows)
         return FetchedRows(keys: keys, chunks: chunks)
     }
@@ -307,9 +315,14 @@ struct DictionaryRowReader {
         return row
     }
 
-    /// Appends the statement's current row's values to `values`, in the items' order.
-    func append(_ statement: Statement, to values: inout ContiguousArray<StoredValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
-        for i in kinds.indices { values.append(value(i, statement, other)) }
+    /// How many values a row has (one per item with a key).
+    var width: Int { kinds.count }
+
+    /// Writes the statement's current row's ``width`` values at `slot` (uninitialized memory),
+    /// in the items' order.
+    @inline(__always)
+    func write(_ statement: Statement, at slot: UnsafeMutablePointer<StoredValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
+        for i in kinds.indices { (slot + i).initialize(to: value(i, statement, other)) }
     }
 
     @inline(__always)
