@@ -128,8 +128,9 @@ extension SQLiteStore {
         return results
     }
 
-    /// Runs a dictionary fetch into ``FetchedRows``: the values of every row in one buffer,
-    /// the keys once. Logs as ``fetchDictionaries(_:)`` does.
+    /// Runs a dictionary fetch into ``FetchedRows``: the values of the rows in buffers of
+    /// ``FetchedRows/rowsPerChunk(keyCount:)`` rows, the keys once. Logs as
+    /// ``fetchDictionaries(_:)`` does.
     func fetchValueRows(_ request: FetchRequest) throws -> FetchedRows {
         let start = DispatchTime.now().uptimeNanoseconds
         let query = try dictionaryQuery(for: request)
@@ -140,8 +141,11 @@ extension SQLiteStore {
         let width = reader.width
         precondition(width == keys.names.count, "a dictionary row reads \(width) values for \(keys.names.count) keys")
         let rowsPerChunk = FetchedRows.rowsPerChunk(keyCount: width)
-        // The first chunk no bigger than the limit asks for; the others full-size.
-        let firstRows = request.fetchLimit > 0 ? min(request.fetchLimit, rowsPerChunk) : rowsPerChunk
+        let fullSize = rowsPerChunk * width
+        // The first chunk as big as the limit asks for, or small (a fetch of a few rows, an
+        // aggregate, keeps no full-size buffer): it grows, doubling, to full size; the others
+        // are made full-size.
+        let firstRows = min(request.fetchLimit > 0 ? request.fetchLimit : Self.firstChunkRows, rowsPerChunk)
         var chunks: [ValueChunk] = []
         var values = ValueChunk(capacity: firstRows * width)
         var rows = 0
@@ -149,22 +153,26 @@ extension SQLiteStore {
         let other = { (kind: PredicateSQL.SelectedValue, column: Int) in self.decodeSelected(kind, statement, at: column, entityName: entityName) }
         let sqlSeconds = try statement.forEachRow {
             if !values.hasRoom(for: width) {
-                if values.count < rowsPerChunk * width {
-                    // A first chunk sized by the limit, and more rows than it (the subscript
-                    // counts on full chunks): grown to full size.
-                    values = values.moved(toCapacity: rowsPerChunk * width)
+                if values.count < fullSize {
+                    // The first chunk, grown (the subscript counts on full chunks before the last).
+                    values = values.moved(toCapacity: min(2 * values.capacity, fullSize))
                 } else {
                     chunks.append(values)
-                    values = ValueChunk(capacity: rowsPerChunk * width)
+                    values = ValueChunk(capacity: fullSize)
                 }
             }
             values.append(width) { reader.write(statement, at: $0, other: other) }
             rows += 1
         }
+        // The last chunk's unused room given back when it is most of it.
+        if values.count < values.capacity / 2 { values = values.moved(toCapacity: values.count) }
         if values.count > 0 || chunks.isEmpty { chunks.append(values) }
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: rows)
         return FetchedRows(keys: keys, chunks: chunks)
     }
+
+    /// The rows the first buffer of ``fetchValueRows(_:)`` has room for, without a limit.
+    static let firstChunkRows = 16
 
     /// Whether a dictionary fetch can be read in batches of keys: rows are objects (no
     /// grouping, no `DISTINCT`), so the keys of a key fetch name them.
