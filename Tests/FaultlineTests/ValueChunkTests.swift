@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// ``ValueChunk``, the buffers of ``FetchedRows``: their sizes, a move into a bigger one, and
-/// that the values they hold are let go of.
+/// that the values they hold are let go of (as ``RowPage``'s, which are destroyed the same way).
 @Suite struct ValueChunkTests {
     /// A writable copy of the Recipes sample with `extra` more ingredients.
     private func recipes(extraIngredients extra: Int) throws -> ManagedObjectContext {
@@ -91,5 +91,24 @@ import Testing
             #expect(moved.count == 3 && chunk.count == 0)
         }
         #expect(first == nil && second == nil)
+    }
+
+    @Test func aRowPageLetsGoOfItsValuesAcrossAGrowth() {
+        weak var held: Held?
+        weak var text: AnyValueBox?
+        do {
+            let a = Held()
+            held = a
+            let box = AnyValueBox("a string boxed as a value of another type")
+            text = box
+            let page = RowPage(capacity: 1)
+            page.append(.int64(1))
+            page.append(.other(AnyValueBox(a)))  // the page grows here
+            page.append(.date(Date(timeIntervalSinceReferenceDate: 0)))
+            page.append(.other(box))
+            page.append(.string("a string too long to be stored inline in the value"))
+            #expect(page.count == 5 && page[4].value(as: String.self) == "a string too long to be stored inline in the value")
+        }
+        #expect(held == nil && text == nil)
     }
 }

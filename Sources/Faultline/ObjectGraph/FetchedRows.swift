@@ -201,14 +201,7 @@ final class ValueChunk {
     }
 
     deinit {
-        // Each value destroyed here, where its type is known, and only those that hold a
-        // reference (a generic `deinitialize(count:)` called the runtime's destroy for each).
-        for i in 0..<count {
-            switch values[i] {
-            case .none, .int64, .int32, .int16, .bool, .double, .float, .date: continue
-            case .string, .data, .uuid, .objectID, .objectIDs, .other: (values + i).deinitialize(count: 1)
-            }
-        }
+        StoredValue.deinitialize(values, count: count)
         values.deallocate()
     }
 

@@ -331,7 +331,7 @@ final class RowPage {
     }
 
     deinit {
-        storage.deinitialize(count: count)
+        StoredValue.deinitialize(storage, count: count)
         storage.deallocate()
     }
 
