@@ -120,6 +120,33 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(context.coordinator.registeredClass(forEntityName: "Location") == InventoryLocation.self)
     }
 
+    @Test func typedGettersOfAPartiallyFetchedObjectLoadTheRest() throws {
+        let (context, sql, _) = try Self.open()
+        let full = try #require(try ManagedObjectContext(coordinator: context.coordinator).fetch(FetchRequest(entityName: "Inventory")).first as? InventoryItem)
+        let (count, date) = (full.count, try #require(full.date))
+        var request = FetchRequest(entityName: "Inventory")
+        request.propertiesToFetch = ["count"]
+        let item = try #require(try context.fetch(request).first { $0.objectID == full.objectID } as? InventoryItem)
+        sql.clear()
+        #expect(item.count == count)
+        #expect(sql.sql.isEmpty)  // a fetched property: read from the row
+        #expect(item.date == date)  // not fetched: the rest of the row is loaded, not nil read
+        #expect(sql.sql.count == 1)
+    }
+
+    @Test func typedGettersAreCheckedUnderTheConcurrencyDebugCheck() throws {
+        let (plain, _, _) = try Self.open()
+        let context = ManagedObjectContext(coordinator: plain.coordinator, concurrencyType: .privateQueue)
+        context.concurrencyDebug = true
+        let violations = Violations()
+        context.concurrencyViolationHandler = { violations.append($0) }
+        let item = try #require(try context.performAndWait { try context.fetch(FetchRequest(entityName: "Inventory")).first } as? InventoryItem)
+        let count = context.performAndWait { item.count }
+        #expect(violations.all.isEmpty)
+        #expect(item.count == count)  // off the queue: read, and reported
+        #expect(violations.all.count == 1)
+    }
+
     @Test func typedPropertiesChangeTrackUndoAndSaveLikeKeyValueCoding() throws {
         let (context, sql, url) = try Self.open()
         let item = try #require(try InventoryItem.fetch(InventoryItem.fetchRequest(), in: context).first)

@@ -37,6 +37,24 @@ extension ManagedObject {
         Value._setManagedValue(value, of: self, at: index, named: key)
     }
 
+    /// The typed getters' fast path: where the value of the class's attribute `index` is in
+    /// its row page, when the object is loaded, whole, unchecked and its values are the page's
+    /// (unchanged since read); nil otherwise, and ``storedAttribute(at:named:)`` decides. The
+    /// getter matches the value in place, at once: a copy of it, made
+    /// and destroyed through outlined calls, was a third of a typed read.
+    @inline(__always)
+    func pageValue(at index: Int) -> UnsafePointer<StoredValue>? {
+        guard !isFault, index < classSlots.count, let link = contextLink, !link.checksAccess, partialKeys == nil else { return nil }
+        return storage.pageValue(at: classSlots[index])
+    }
+
+    /// The typed getters' slow path, out of line (the fast path's function then saves and
+    /// restores fewer registers): `match` applied to ``storedAttribute(at:named:)``.
+    @inline(never)
+    func storedAttribute<T>(at index: Int, named key: String, _ match: (StoredValue) -> T?) -> T? {
+        match(storedAttribute(at: index, named: key))
+    }
+
     /// The typed value of the class's attribute `index`: its slot's, after firing the fault;
     /// an external binary value is read from its file.
     @inline(__always)

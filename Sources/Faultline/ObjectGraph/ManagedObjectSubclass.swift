@@ -156,10 +156,20 @@ extension Int16: ManagedAttributeValue {
     /// Integer 16.
     public static var attributeTypes: Set<AttributeType> { [.integer16] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int16? {
-        if case .int16(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .int16(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .int16(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -172,10 +182,20 @@ extension Int32: ManagedAttributeValue {
     /// Integer 32.
     public static var attributeTypes: Set<AttributeType> { [.integer32] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int32? {
-        if case .int32(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .int32(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .int32(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -188,10 +208,20 @@ extension Int64: ManagedAttributeValue {
     /// Integer 64.
     public static var attributeTypes: Set<AttributeType> { [.integer64] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int64? {
-        if case .int64(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .int64(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .int64(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -204,10 +234,20 @@ extension Bool: ManagedAttributeValue {
     /// Boolean.
     public static var attributeTypes: Set<AttributeType> { [.boolean] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Bool? {
-        if case .bool(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .bool(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .bool(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -220,10 +260,20 @@ extension Double: ManagedAttributeValue {
     /// Double.
     public static var attributeTypes: Set<AttributeType> { [.double] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Double? {
-        if case .double(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .double(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .double(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -236,10 +286,20 @@ extension Float: ManagedAttributeValue {
     /// Float.
     public static var attributeTypes: Set<AttributeType> { [.float] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Float? {
-        if case .float(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .float(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .float(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -252,10 +312,20 @@ extension String: ManagedAttributeValue {
     /// String, and Object ID attributes (which hold an object's URI as text).
     public static var attributeTypes: Set<AttributeType> { [.string, .objectID] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> String? {
-        if case .string(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .string(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .string(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -268,10 +338,20 @@ extension Date: ManagedAttributeValue {
     /// Date.
     public static var attributeTypes: Set<AttributeType> { [.date] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Date? {
-        if case .date(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .date(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .date(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -284,10 +364,20 @@ extension Data: ManagedAttributeValue {
     /// Binary, and Transformable (whose values are the archived bytes).
     public static var attributeTypes: Set<AttributeType> { [.binaryData, .transformable] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Data? {
-        if case .data(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .data(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .data(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.
@@ -300,10 +390,20 @@ extension UUID: ManagedAttributeValue {
     /// UUID.
     public static var attributeTypes: Set<AttributeType> { [.uuid] }
 
-    /// Reads the slot: no cast.
+    /// Reads the slot: no cast (in place in the row page when the object's values are the
+    /// page's, see ``ManagedObject/pageValue(at:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> UUID? {
-        if case .uuid(let value) = object.storedAttribute(at: index, named: key) { return value }
-        return nil
+        if let stored = object.pageValue(at: index) {
+            switch stored.pointee {
+            case .uuid(let value): return value
+            case .none: return nil
+            default: break
+            }
+        }
+        return object.storedAttribute(at: index, named: key) {
+            if case .uuid(let value) = $0 { return value }
+            return nil
+        }
     }
 
     /// Writes the slot.

@@ -117,6 +117,11 @@ struct ObjectValues: Sequence {
         }
     }
 
+    /// Where a slot's value is in the row page, when the values are the page's (none was
+    /// written since); nil otherwise. Valid while the values are not changed.
+    @inline(__always)
+    func pageValue(at slot: Int) -> UnsafePointer<StoredValue>? { page?.pointer(to: Int(base) + slot) }
+
     /// The object ID in a slot (a to-one relationship's destination), if any.
     @inline(__always)
     func objectID(at slot: Int) -> ManagedObjectID? { self[stored: slot].objectID }
@@ -340,6 +345,14 @@ final class RowPage {
     subscript(index: Int) -> StoredValue {
         precondition(index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
         return storage[index]
+    }
+
+    /// Where the value at `index` (below ``count``) is: valid while the page lives, as its
+    /// values do not move once it is filled.
+    @inline(__always)
+    func pointer(to index: Int) -> UnsafePointer<StoredValue> {
+        precondition(index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
+        return UnsafePointer(storage + index)
     }
 
     /// A copy of the values in `range`.
