@@ -13,7 +13,7 @@ public final class Statement {
     public let columnNames: [String]
     @usableFromInline let handle: OpaquePointer
     private unowned let connection: Connection
-    private var arguments: [SQLValue] = []
+    private var arguments: ArraySlice<SQLValue> = []
     /// The value bound by ``bind(only:)``, reported as the statement's one argument.
     private var onlyInteger: Int64?
     private var started = false
@@ -58,11 +58,20 @@ public final class Statement {
 
     /// Binds values to the parameters, by index (the first value to `?1`).
     public func bind(_ values: [SQLValue]) throws {
+        try bind(values[...])
+    }
+
+    /// Binds a slice of values to the parameters, by index (its first value to `?1`): the
+    /// values of many rows can sit in one buffer (a save's updates), each bound from its slice
+    /// without an array of its own.
+    public func bind(_ values: ArraySlice<SQLValue>) throws {
         guard values.count == parameterCount else {
             throw SQLiteError(code: SQLITE_RANGE, message: "statement has \(parameterCount) parameters, \(values.count) values given", sql: sql, path: connection.path)
         }
-        for (i, value) in values.enumerated() {
-            try bind(value, at: Int32(i + 1))
+        var parameter: Int32 = 1
+        for index in values.indices {
+            try bind(values[index], at: parameter)
+            parameter += 1
         }
         arguments = values
         onlyInteger = nil
@@ -112,7 +121,7 @@ public final class Statement {
             elapsed = 0
             finishedReported = false
             timed = connection.isTraced
-            if timed { connection.emit(.statement(sql: sql, arguments: onlyInteger.map { [.integer($0)] } ?? arguments)) }
+            if timed { connection.emit(.statement(sql: sql, arguments: onlyInteger.map { [.integer($0)] } ?? Array(arguments))) }
         }
         let rc: Int32
         if timed {

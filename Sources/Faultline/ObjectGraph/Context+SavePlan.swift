@@ -28,12 +28,14 @@ struct SavePlan {
         /// Puts the key reserved for a new object's row in its place.
         mutating func setReservedKey(_ key: Int64) {
             reservedKey = key
-            if let ownKeyIndex { write.values[ownKeyIndex] = .integer(key) }
+            if let ownKeyIndex { write.values[write.values.startIndex + ownKeyIndex] = .integer(key) }
         }
 
-        /// Puts the keys reserved for the other new objects the row names in their places.
+        /// Puts the keys reserved for the other new objects the row names in their places
+        /// (indexes counted from the row's first value).
         mutating func resolveKeys(_ keys: [ManagedObjectID: Int64]) {
-            for (index, id) in unresolved { write.values[index] = keys[id].map(SQLValue.integer) ?? .null }
+            let first = write.values.startIndex
+            for (index, id) in unresolved { write.values[first + index] = keys[id].map(SQLValue.integer) ?? .null }
         }
     }
 
@@ -236,25 +238,30 @@ extension ManagedObjectContext {
         for object in inserted {
             guard let row = store.rowLayout(for: object.entity) else { continue }
             let bySlot = row.holds(object)
-            var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: row.columnNames, values: []))
-            change.write.values.reserveCapacity(row.roles.count)
+            var values: [SQLValue] = []
+            values.reserveCapacity(row.roles.count)
+            var ownKeyIndex: Int?
+            var unresolved: [(index: Int, id: ManagedObjectID)] = []
             let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
             for (index, role) in row.roles.enumerated() {
                 switch role {
                 case .primaryKey:
                     if object.objectID.isTemporaryID {
-                        change.ownKeyIndex = index
-                        change.write.values.append(.null)
+                        ownKeyIndex = values.count
+                        values.append(.null)
                     } else {
-                        change.write.values.append(.integer(object.objectID.primaryKey))
+                        values.append(.integer(object.objectID.primaryKey))
                     }
-                case .entityKey: change.write.values.append(.integer(Int64(row.entityNumber)))
-                case .optimisticLock: change.write.values.append(.integer(1))
+                case .entityKey: values.append(.integer(Int64(row.entityNumber)))
+                case .optimisticLock: values.append(.integer(1))
                 case .attribute, .foreignKey, .foreignEntityKey, .extra:
-                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &values, from: 0, unresolved: &unresolved, plan: &plan)
                 }
             }
-            plan.inserts.append(consume change)
+            plan.inserts.append(
+                SavePlan.RowChange(
+                    object: object, write: .init(table: row.table, columns: row.columnNames, values: values[...]), ownKeyIndex: ownKeyIndex,
+                    unresolved: unresolved))
         }
     }
 
@@ -265,35 +272,36 @@ extension ManagedObjectContext {
     @inline(__always)
     private func appendValue(
         ofColumn index: Int, of row: EntityRowLayout, object: ManagedObject, bySlot: Bool, extras: [String: SaveValue]?,
-        to change: inout SavePlan.RowChange, plan: inout SavePlan
+        to values: inout [SQLValue], from base: Int, unresolved: inout [(index: Int, id: ManagedObjectID)], plan: inout SavePlan
     ) {
         switch row.roles[index] {
         case .primaryKey, .entityKey, .optimisticLock:
             return
         case .attribute:
-            change.write.values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
+            values.append(encode(object, column: index, of: row, bySlot: bySlot, plan: &plan))
         case .foreignKey:
-            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &change)
+            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.key) ?? .value(.null), to: &values, from: base, unresolved: &unresolved)
         case .foreignEntityKey:
-            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &change)
+            append(toOneID(object, column: index, of: row, bySlot: bySlot).map(SaveValue.entity) ?? .value(.null), to: &values, from: base, unresolved: &unresolved)
         case .extra:
-            append(extras?[row.columnNames[index]] ?? .value(.null), to: &change)
+            append(extras?[row.columnNames[index]] ?? .value(.null), to: &values, from: base, unresolved: &unresolved)
         }
     }
 
-    /// Appends a value to a planned row: what it binds when that is known now, else NULL in
-    /// its place and the new object whose key goes there.
-    private func append(_ value: SaveValue, to change: inout SavePlan.RowChange) {
+    /// Appends a value to a planned row, whose first value is at `base` in `values`: what it
+    /// binds when that is known now, else NULL in its place and the new object whose key goes
+    /// there (by its place in the row).
+    private func append(_ value: SaveValue, to values: inout [SQLValue], from base: Int, unresolved: inout [(index: Int, id: ManagedObjectID)]) {
         switch value {
-        case .value(let value): change.write.values.append(value)
+        case .value(let value): values.append(value)
         case .key(let id):
             if id.isTemporaryID {
-                change.unresolved.append((change.write.values.count, id))
-                change.write.values.append(.null)
+                unresolved.append((values.count - base, id))
+                values.append(.null)
             } else {
-                change.write.values.append(.integer(id.primaryKey))
+                values.append(.integer(id.primaryKey))
             }
-        case .entity(let id): change.write.values.append(.integer(Int64(entityNumber(id.entityName))))
+        case .entity(let id): values.append(.integer(Int64(entityNumber(id.entityName))))
         }
     }
 
@@ -337,6 +345,14 @@ extension ManagedObjectContext {
         // Rows of one entity changed in the same columns (most, in a bulk change) share one
         // column list, as they share one statement.
         var lastColumns: (row: EntityRowLayout, mask: UInt64, names: [String])?
+        // The rows' values go into one buffer, each row's its slice of it (set once the buffer
+        // is whole: it moves while it grows) — an array of its own per row was an allocation
+        // and a free per object.
+        let firstUpdate = plan.updates.count
+        var shared: [SQLValue] = []
+        shared.reserveCapacity(rows.count * 4)
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(rows.count)
         withExtendedLifetime((candidates, layouts)) {
             for entry in rows {
                 let object = entry.object.takeUnretainedValue()
@@ -386,26 +402,28 @@ extension ManagedObjectContext {
                     if narrow { lastColumns = (row, mask, columns) }
                 }
                 var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: columns, values: []))
-                change.write.values.reserveCapacity(count + 3)
+                let base = shared.count
                 var replacedExternal: [String] = []
                 let hasExternalBinary = object.entity.propertyLayout.hasExternalBinary
                 forEachWritten { index in
                     // The key columns append nothing here (they come last, below).
-                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &change, plan: &plan)
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &shared, from: base, unresolved: &change.unresolved, plan: &plan)
                     if hasExternalBinary, row.roles[index] == .attribute, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
                         replacedExternal.append(row.columnNames[index])
                     }
                 }
                 // Then the new version, the key and the version read (`WHERE Z_PK = ? AND Z_OPT = ?`).
                 let version = object.rowVersion
-                change.write.values.append(.integer(version + 1))
-                change.write.values.append(.integer(object.objectID.primaryKey))
-                change.write.values.append(.integer(version))
+                shared.append(.integer(version + 1))
+                shared.append(.integer(object.objectID.primaryKey))
+                shared.append(.integer(version))
+                ranges.append(base..<shared.count)
                 plan.updates.append(consume change)
                 if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
                 if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
             }
         }
+        for (offset, range) in ranges.enumerated() { plan.updates[firstUpdate + offset].write.values = shared[range] }
     }
 
     /// The SQL value of the attribute in column `index` of an object's row: by slot when the

@@ -139,7 +139,9 @@ extension SQLiteStore {
     struct RowWrite {
         var table: String
         var columns: [String]
-        var values: [SQLValue]
+        /// The values bound, in order: a row's own, or its part of a buffer that many rows
+        /// share (a save's updates); indexed from `values.startIndex`.
+        var values: ArraySlice<SQLValue>
     }
 
     /// What holds a ``RowWrite`` (a save plan's row, with its object).
