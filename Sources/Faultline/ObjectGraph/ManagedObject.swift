@@ -35,6 +35,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     // (`@exclusivity(unchecked)`): they are read and written on every value access and every
     // object made, only on the context's queue, and never across an access that could overlap.
     @exclusivity(unchecked) final var storage: ObjectValues
+    /// The batch of a batched fetch this fault belongs to, and its place in it.
+    @exclusivity(unchecked) final var batchPosition: (batch: FaultBatch, index: Int)?
     // The one-byte flags are declared together: stored properties are laid out in
     // declaration order, each aligned, and an object is made per row fetched (four flags
     // spread out took 24 bytes an object, side by side they take 8).
@@ -64,16 +66,6 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// What few objects have (see ``ObjectExtras``); nil for most: an object is made for every
     /// row fetched, and each field it carries costs its making and freeing.
     @exclusivity(unchecked) final var extras: ObjectExtras?
-
-    /// The batch of a batched fetch this fault belongs to, and its place in it: only a fault
-    /// a batched fetch handed out without loading its batch has one (in ``extras``; in the
-    /// object, its sixteen bytes were made and freed with every object).
-    var batchPosition: (batch: FaultBatch, index: Int)? {
-        @inline(__always) get { extras?.batchPosition }
-        set {
-            if let extras { extras.batchPosition = newValue } else if newValue != nil { makeExtras().batchPosition = newValue }
-        }
-    }
 
     /// Changes to to-many relationships whose fault has not fired: applied when it fires.
     var pendingToMany: [String: PendingToMany] {
@@ -534,7 +526,6 @@ final class ObjectExtras {
     @exclusivity(unchecked) var pendingToMany: [String: PendingToMany] = [:]
     @exclusivity(unchecked) var partialKeys: Set<String>?
     @exclusivity(unchecked) var fetchedPropertyValues: [String: [ManagedObjectID]] = [:]
-    @exclusivity(unchecked) var batchPosition: (batch: FaultBatch, index: Int)?
 }
 
 /// The fault origins of the process (`"Inventory.asset"`: an entity's name and one of its
