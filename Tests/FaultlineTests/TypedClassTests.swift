@@ -77,6 +77,17 @@ final class InventoryLocation: ManagedObject, ManagedObjectSubclass {
     }
 }
 
+/// A class for a parent entity (`Animal`, whose sub-entity `Dog` adds `barks`), for objects
+/// whose row turns out to be a sub-entity's.
+final class ZooAnimal: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Animal" }
+    class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string)] }
+    var name: String? {
+        get { attributeValue(at: 0, named: "name") }
+        set { setAttributeValue(newValue, at: 0, named: "name") }
+    }
+}
+
 /// A class declaring a property with the wrong type, for registration errors.
 final class WrongAsset: ManagedObject, ManagedObjectSubclass {
     class var entityName: String { "Asset" }
@@ -145,6 +156,36 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         #expect(violations.all.isEmpty)
         #expect(item.count == count)  // off the queue: read, and reported
         #expect(violations.all.count == 1)
+    }
+
+    @Test func typedAccessorsOfAParentFaultFilledWithASubentitysRowGoByKey() throws {
+        let store = try SQLiteStore(inMemoryWith: try SaveModelTests.model())
+        let coordinator = PersistentStoreCoordinator(store: store)
+        try coordinator.registerClasses([ZooAnimal.self])
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        let dog = try writer.insertObject(entityName: "Dog")
+        try dog.setValue("Rex", forKey: "name")
+        try dog.setValue(true, forKey: "barks")
+        try writer.save()
+        let id = ManagedObjectID(entityName: "Animal", storeIdentifier: store.identifier, primaryKey: dog.objectID.primaryKey)
+        // Read: the fault fires with the Dog row, whose layout puts `barks` before `name`.
+        let reader = ManagedObjectContext(coordinator: coordinator)
+        let animal = try #require(reader.object(with: id) as? ZooAnimal)
+        #expect(animal.isFault)
+        #expect(animal.name == "Rex")
+        #expect(animal.name == animal.value(forKey: "name") as? String)
+        // Write through a fault: the name changes, not the slot the class's table names.
+        let changer = ManagedObjectContext(coordinator: coordinator)
+        let renamed = try #require(changer.object(with: id) as? ZooAnimal)
+        renamed.name = "Max"
+        #expect(renamed.value(forKey: "name") as? String == "Max")
+        #expect(renamed.value(forKey: "barks") as? Bool == true)
+        try changer.save()
+        let check = try ManagedObjectContext(coordinator: coordinator).existingObject(with: dog.objectID)
+        #expect(check.value(forKey: "name") as? String == "Max" && check.value(forKey: "barks") as? Bool == true)
+        // A loaded object whose row was a sub-entity's: typed reads and writes go by key too.
+        renamed.name = "Rex"
+        #expect(renamed.name == "Rex" && renamed.value(forKey: "barks") as? Bool == true)
     }
 
     @Test func typedPropertiesChangeTrackUndoAndSaveLikeKeyValueCoding() throws {

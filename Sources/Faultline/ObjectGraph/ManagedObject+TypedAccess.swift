@@ -20,6 +20,9 @@ extension ManagedObject {
         context.checkAccess()
         if isFault { try? context.fireFault(self) }
         if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
+        // The row may have been a sub-entity's, whose layout the class's slots do not fit
+        // (``keepLayout(of:)`` drops them): then by key.
+        guard index < classSlots.count else { return nil }
         return (classSlots[index], context)
     }
 
@@ -94,6 +97,17 @@ extension ManagedObject {
         }
         guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value.any, key) }
         context.checkAccess()
+        if isFault {
+            // Filled first: the row may be a sub-entity's, whose layout the class's slots do
+            // not fit (``keepLayout(of:)`` drops them), and the slot is chosen after.
+            do {
+                try context.fireFault(self)
+            } catch {
+                context.accessorErrors.append(error)
+                return
+            }
+            guard index < classSlots.count else { return setByKey(value.any, key) }
+        }
         let slot = classSlots[index]
         do {
             if !entity.propertyLayout.isWritable[slot] {

@@ -112,10 +112,14 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     }
 
     /// Keeps the entity whose layout the object's values have alive with the object, when it
-    /// is not the object's own entity.
+    /// is not the object's own entity (a fault of a parent entity filled with a sub-entity's
+    /// row). The class's slot table, made for its own entity's layout, no longer applies: it is
+    /// dropped, and the typed accessors go by key (the slots of the two layouts differ — an
+    /// attribute read or written through the old table was another one's).
     final func keepLayout(of entity: EntityDescription) {
         guard storage.layout !== self.entity.propertyLayout else { return }
         (extras ?? makeExtras()).layoutOwner = entity
+        classSlots = .empty
     }
 
     private func makeExtras() -> ObjectExtras {
