@@ -93,6 +93,14 @@ import Testing
         #expect(first == nil && second == nil)
     }
 
+    @Test func theValuesSkippedWhenDestroyedHoldNoReference() {
+        // StoredValue.deinitialize skips .none, .int64, .int32, .int16, .bool, .double, .float
+        // and .date: their payloads must be plain data.
+        #expect(_isPOD(Int64.self) && _isPOD(Int32.self) && _isPOD(Int16.self) && _isPOD(Bool.self))
+        #expect(_isPOD(Double.self) && _isPOD(Float.self) && _isPOD(Date.self))
+        #expect(!_isPOD(String.self) && !_isPOD(Data.self) && !_isPOD([ManagedObjectID].self) && !_isPOD(AnyValueBox.self))
+    }
+
     @Test func aRowPageLetsGoOfItsValuesAcrossAGrowth() {
         weak var held: Held?
         weak var text: AnyValueBox?

@@ -64,8 +64,9 @@ extension ManagedObjectContext {
     private func keyValidationFailures(_ object: ManagedObject) throws -> [ObjectValidationError.Failure] {
         var failures: [ObjectValidationError.Failure] = []
         let layout = object.storage.layout
-        let sameLayout = object.storage.layout === object.committed.layout
-        let noPending = object.pendingToMany.isEmpty
+        // Compared and asked without taking references (or making an empty dictionary).
+        let sameLayout = object.storage.layoutReference.toOpaque() == object.committed.layoutReference.toOpaque()
+        let noPending = object.extras?.pendingToMany.isEmpty ?? true
         for slot in 0..<layout.count {
             // A slot of an updated object written on neither side is unchanged: skipped first,
             // by the written mask alone. The mask is read for each slot, not once: a
