@@ -88,6 +88,18 @@ final class ZooAnimal: ManagedObject, ManagedObjectSubclass {
     }
 }
 
+/// An inventory class whose awakeFromFetch() moves the object out of its location (a change
+/// the context records), for the undo step of a typed setter that fires the fault.
+final class RelocatingInventoryItem: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Inventory" }
+    class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("count", .integer16)] }
+    var count: Int16 {
+        get { attributeValue(at: 0, named: "count") ?? 0 }
+        set { setAttributeValue(newValue, at: 0, named: "count") }
+    }
+    override func awakeFromFetch() { try? setValue(nil, forKey: "location") }
+}
+
 /// A class declaring a property with the wrong type, for registration errors.
 final class WrongAsset: ManagedObject, ManagedObjectSubclass {
     class var entityName: String { "Asset" }
@@ -186,6 +198,22 @@ final class WrongAsset: ManagedObject, ManagedObjectSubclass {
         // A loaded object whose row was a sub-entity's: typed reads and writes go by key too.
         renamed.name = "Rex"
         #expect(renamed.name == "Rex" && renamed.value(forKey: "barks") as? Bool == true)
+    }
+
+    @Test func aTypedSetterThatFiresTheFaultIsOneUndoStepWithWhatTheFaultChanged() throws {
+        let (plain, _, url) = try Self.open(register: false)
+        let located = try #require(try plain.fetch(FetchRequest(entityName: "Inventory")).first { $0.value(forKey: "location") != nil })
+        let coordinator = try PersistentStoreCoordinator(model: try ManagedObjectModel(contentsOf: SaveTests.modelURL), storeURL: url, options: .init(readOnly: false))
+        try coordinator.registerClasses([RelocatingInventoryItem.self])
+        let id = ManagedObjectID(entityName: "Inventory", storeIdentifier: coordinator.store.identifier, primaryKey: located.objectID.primaryKey)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let item = try #require(context.object(with: id) as? RelocatingInventoryItem)
+        #expect(item.isFault)
+        item.count = 77  // fires the fault: awakeFromFetch() moves it out of its location
+        #expect(item.count == 77 && item.value(forKey: "location") == nil)
+        context.undo()  // the change and the fault's own, as one step
+        #expect(item.value(forKey: "location") != nil)
+        #expect(!context.canUndo)
     }
 
     @Test func typedPropertiesChangeTrackUndoAndSaveLikeKeyValueCoding() throws {

@@ -97,23 +97,20 @@ extension ManagedObject {
         }
         guard index < classSlots.count, let context = managedObjectContext else { return setByKey(value.any, key) }
         context.checkAccess()
-        if isFault {
-            // Filled first: the row may be a sub-entity's, whose layout the class's slots do
-            // not fit (``keepLayout(of:)`` drops them), and the slot is chosen after.
-            do {
-                try context.fireFault(self)
-            } catch {
-                context.accessorErrors.append(error)
-                return
-            }
-            guard index < classSlots.count else { return setByKey(value.any, key) }
-        }
-        let slot = classSlots[index]
         do {
-            if !entity.propertyLayout.isWritable[slot] {
-                throw ManagedObjectError(.readOnly, entity: entity.name, objectID: objectID, key: key, "attribute \(key) is read-only")
+            // One undo step for the fault's filling (what its awakeFromFetch() changes) and
+            // the change, as setValue(_:forKey:) records them.
+            try context.recordingChanges {
+                // Filled first: the row may be a sub-entity's, whose layout the class's slots
+                // do not fit (``keepLayout(of:)`` drops them), and the slot is chosen after.
+                if isFault { try context.fireFault(self) }
+                guard index < classSlots.count else { return setByKey(value.any, key) }
+                let slot = classSlots[index]
+                if !entity.propertyLayout.isWritable[slot] {
+                    throw ManagedObjectError(.readOnly, entity: entity.name, objectID: objectID, key: key, "attribute \(key) is read-only")
+                }
+                try context.setAttribute(value, slot: slot, of: self)
             }
-            try context.setAttribute(value, slot: slot, of: self)
         } catch {
             context.accessorErrors.append(error)
         }
