@@ -205,23 +205,10 @@ final class ValueChunk {
         values.deallocate()
     }
 
-    /// The value at `index` as a `T` when it is one (``StoredValue/value(as:)``), read in
-    /// place: the common types' payloads are taken without copying the value out first.
+    /// The value at `index` as a `T` when it is one (``StoredValue/value(at:as:)``), read in
+    /// place.
     @inlinable
-    func value<T>(at index: Int, as type: T.Type) -> T? {
-        switch values[index] {
-        case .none: return nil
-        case .int64(let v) where T.self == Int64.self: return unsafeBitCast(v, to: T.self)
-        case .double(let v) where T.self == Double.self: return unsafeBitCast(v, to: T.self)
-        case .string(let v) where T.self == String.self: return unsafeBitCast(v, to: T.self)
-        case .bool(let v) where T.self == Bool.self: return unsafeBitCast(v, to: T.self)
-        case .date(let v) where T.self == Date.self: return unsafeBitCast(v, to: T.self)
-        case .int32(let v) where T.self == Int32.self: return unsafeBitCast(v, to: T.self)
-        case .int16(let v) where T.self == Int16.self: return unsafeBitCast(v, to: T.self)
-        case .float(let v) where T.self == Float.self: return unsafeBitCast(v, to: T.self)
-        default: return values[index].value(as: type)
-        }
-    }
+    func value<T>(at index: Int, as type: T.Type) -> T? { StoredValue.value(at: values + index, as: type) }
 
     /// A chunk of `capacity` values holding this one's, which is left empty.
     func moved(toCapacity capacity: Int) -> ValueChunk {

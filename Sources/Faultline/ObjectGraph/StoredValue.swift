@@ -80,8 +80,13 @@ enum StoredValue {
     /// The value as a `T` when it is one (`any as? T`), by a type comparison for the
     /// common types (a typed read of a fetched row, specialised in the caller).
     @inlinable
-    func value<T>(as type: T.Type) -> T? {
-        switch self {
+    func value<T>(as type: T.Type) -> T? { withUnsafePointer(to: self) { Self.value(at: $0, as: type) } }
+
+    /// The value at `stored` as a `T` (``value(as:)``), read in place: the common types'
+    /// payloads are taken without copying the value out first.
+    @inlinable
+    static func value<T>(at stored: UnsafePointer<StoredValue>, as type: T.Type) -> T? {
+        switch stored.pointee {
         case .none: return nil
         case .int64(let v) where T.self == Int64.self: return unsafeBitCast(v, to: T.self)
         case .double(let v) where T.self == Double.self: return unsafeBitCast(v, to: T.self)
@@ -91,7 +96,7 @@ enum StoredValue {
         case .int32(let v) where T.self == Int32.self: return unsafeBitCast(v, to: T.self)
         case .int16(let v) where T.self == Int16.self: return unsafeBitCast(v, to: T.self)
         case .float(let v) where T.self == Float.self: return unsafeBitCast(v, to: T.self)
-        default: return any as? T
+        default: return stored.pointee.any as? T
         }
     }
 
