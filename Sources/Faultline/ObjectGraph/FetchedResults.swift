@@ -147,12 +147,14 @@ extension ManagedObjectContext {
     /// after it in its run of occupied buckets — the rest of its group when the keys go
     /// first to last, none when they go last to first.
     ///
-    /// Each object is let go of in `objects` (set to nil) just before the context looks
-    /// whether anyone else holds it.
+    /// Each object is taken out of `objects` and let go of just before the context looks
+    /// whether anyone else holds it; `objects` is left empty. (Set to nil in place, the
+    /// elements were destroyed again when the array went, through the runtime's generic
+    /// destroy, one call per element.)
     func forgetUnreferencedObjects(_ objects: inout [ManagedObject?]) {
-        for place in objects.indices.reversed() {
-            guard let id = objects[place]?.objectID else { continue }
-            objects[place] = nil
+        while var object = objects.popLast() {
+            guard let id = object?.objectID else { continue }
+            object = nil  // this reference goes first: the registry's may then be the last
             _ = registry.removeIfUniquelyReferenced(id)
         }
     }
