@@ -51,11 +51,24 @@ extension ManagedObject {
         return storage.pageValue(at: classSlots[index])
     }
 
+    /// A typed getter's read of the class's attribute `index`: `match` (its type's case) applied
+    /// in place in the row page when ``pageValue(at:)`` gives where the value is (an empty
+    /// slot nil; another case goes the slow way), else to ``storedAttribute(at:named:)``'s
+    /// value, out of line.
+    @inline(__always)
+    func typedAttribute<T>(at index: Int, named key: String, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {
+        if let stored = pageValue(at: index) {
+            if case .none = stored.pointee { return nil }
+            if let value = match(stored) { return value }
+        }
+        return storedAttribute(at: index, named: key, match)
+    }
+
     /// The typed getters' slow path, out of line (the fast path's function then saves and
     /// restores fewer registers): `match` applied to ``storedAttribute(at:named:)``.
     @inline(never)
-    func storedAttribute<T>(at index: Int, named key: String, _ match: (StoredValue) -> T?) -> T? {
-        match(storedAttribute(at: index, named: key))
+    private func storedAttribute<T>(at index: Int, named key: String, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {
+        withUnsafePointer(to: storedAttribute(at: index, named: key), match)
     }
 
     /// The typed value of the class's attribute `index`: its slot's, after firing the fault;

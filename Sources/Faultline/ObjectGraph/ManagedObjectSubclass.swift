@@ -157,17 +157,10 @@ extension Int16: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer16] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int16? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .int16(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .int16(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .int16(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -183,17 +176,10 @@ extension Int32: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer32] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int32? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .int32(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .int32(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .int32(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -209,17 +195,10 @@ extension Int64: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer64] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int64? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .int64(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .int64(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .int64(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -235,17 +214,10 @@ extension Bool: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.boolean] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Bool? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .bool(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .bool(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .bool(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -261,17 +233,10 @@ extension Double: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.double] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Double? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .double(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .double(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .double(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -287,17 +252,10 @@ extension Float: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.float] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Float? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .float(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .float(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .float(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -313,17 +271,10 @@ extension String: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.string, .objectID] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> String? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .string(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .string(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .string(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -339,17 +290,10 @@ extension Date: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.date] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Date? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .date(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .date(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .date(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -365,17 +309,10 @@ extension Data: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.binaryData, .transformable] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Data? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .data(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .data(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .data(let value) = $0.pointee { return value }
             return nil
         }
     }
@@ -391,17 +328,10 @@ extension UUID: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.uuid] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/pageValue(at:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> UUID? {
-        if let stored = object.pageValue(at: index) {
-            switch stored.pointee {
-            case .uuid(let value): return value
-            case .none: return nil
-            default: break
-            }
-        }
-        return object.storedAttribute(at: index, named: key) {
-            if case .uuid(let value) = $0 { return value }
+        object.typedAttribute(at: index, named: key) {
+            if case .uuid(let value) = $0.pointee { return value }
             return nil
         }
     }
