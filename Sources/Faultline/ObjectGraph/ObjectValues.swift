@@ -25,13 +25,25 @@ struct ObjectValues: Sequence {
     /// them) where a strong reference would cost a retain and a release on the one layout every
     /// object of the entity shares: two atomic operations on one cache line per value read by key.
     let layoutReference: Unmanaged<PropertyLayout>
-    /// The object's own slots (empty while the values are a row of `page`).
-    private var slots: ContiguousArray<StoredValue> = []
-    /// The page whose row `base…` holds the values, until they are written.
-    private var page: RowPage?
-    /// The index of the row's first value in `page` (a page holds at most
+    /// Where the values are: a row of a page until they are written, then slots of their own.
+    /// The two never hold values at once, so they share one word (a reference, tagged in its
+    /// spare bits): the value set is 32 bytes, not 40 — an object holds two — and copying or
+    /// letting go of one moves one reference count, not two.
+    private enum Backing {
+        /// The page whose row `base…` holds the values.
+        case page(RowPage)
+        /// The object's own slots (empty: no values, and no buffer — the empty array's
+        /// storage is static).
+        case slots(ContiguousArray<StoredValue>)
+    }
+    private var backing: Backing = .slots([])
+    /// The layout's number of slots, read through the borrowed layout (``layout`` returns it
+    /// retained: a retain and a release of the shared layout per read).
+    @inline(__always)
+    private var layoutCount: Int { layoutReference._withUnsafeGuaranteedRef { $0.count } }
+    /// The index of the row's first value in its page (a page holds at most
     /// ``DecodedPage/slotsPerPage`` values). 32 bits, beside `written`'s 32: the two share
-    /// one word, and the value set is 40 bytes, not 48 — an object holds two.
+    /// one word.
     private var base: UInt32 = 0
     /// The slots written since these values were made (bit n for slot n; the top bit for
     /// "any": slots past 30, a removal of all values). Comparing an object's values with its
@@ -56,26 +68,25 @@ struct ObjectValues: Sequence {
     /// Values by slot (`slots.count` is the layout's count).
     init(layout: PropertyLayout, slots: ContiguousArray<StoredValue>) {
         layoutReference = Unmanaged.passUnretained(layout)
-        self.slots = slots
+        backing = .slots(slots)
     }
 
     /// The values of the row at `base` of a page (`layout.count` slots from there).
     init(layout: PropertyLayout, page: RowPage, base: Int) {
         layoutReference = Unmanaged.passUnretained(layout)
         precondition(base >= 0 && base <= UInt32.max, "row page base \(base) out of range")
-        self.page = page
+        backing = .page(page)
         self.base = UInt32(truncatingIfNeeded: base)
     }
 
     /// The number of slots held (0 when there are no values).
-    private var slotCount: Int { page == nil ? slots.count : layout.count }
-
-    /// Copies the row out of its page, before a write.
-    private mutating func ownSlots() {
-        guard let page else { return }
-        slots = page.values(in: Int(base)..<Int(base) + layout.count)
-        self.page = nil
+    private var slotCount: Int {
+        switch backing {
+        case .page: return layoutCount
+        case .slots(let slots): return slots.count
+        }
     }
+
 
     /// The value of a key; setting nil removes it.
     subscript(key: String) -> Any? {
@@ -103,24 +114,40 @@ struct ObjectValues: Sequence {
     /// The typed value in a slot of the layout.
     subscript(stored slot: Int) -> StoredValue {
         @inline(__always) get {
-            if let page { return page[Int(base) + slot] }
-            return slot < slots.count ? slots[slot] : .none
+            switch backing {
+            case .page(let page): return page[Int(base) + slot]
+            case .slots(let slots): return slot < slots.count ? slots[slot] : .none
+            }
         }
         set {
             written |= Self.bit(slot)
-            ownSlots()
+            var slots: ContiguousArray<StoredValue>
+            switch backing {
+            case .page(let page):
+                // The row copied out of its page, before the write.
+                slots = page.values(in: Int(base)..<Int(base) + layoutCount)
+            case .slots(let own):
+                slots = own
+            }
             if slots.isEmpty {
                 if newValue.isNone { return }
-                slots = ContiguousArray(repeating: .none, count: layout.count)
+                slots = ContiguousArray(repeating: .none, count: layoutCount)
             }
+            // Taken out of `backing` while it is written, so that it is the only reference
+            // (written in place, not copied).
+            backing = .slots([])
             slots[slot] = newValue
+            backing = .slots(slots)
         }
     }
 
     /// Where a slot's value is in the row page, when the values are the page's (none was
     /// written since); nil otherwise. Valid while the values are not changed.
     @inline(__always)
-    func pageValue(at slot: Int) -> UnsafePointer<StoredValue>? { page?.pointer(to: Int(base) + slot) }
+    func pageValue(at slot: Int) -> UnsafePointer<StoredValue>? {
+        if case .page(let page) = backing { return page.pointer(to: Int(base) + slot) }
+        return nil
+    }
 
     /// The object ID in a slot (a to-one relationship's destination), if any.
     @inline(__always)
@@ -148,7 +175,7 @@ struct ObjectValues: Sequence {
     @inline(__always)
     var isEmpty: Bool {
         if extra != nil { return false }
-        if page == nil && slots.isEmpty { return true }
+        if case .slots(let slots) = backing, slots.isEmpty { return true }
         return !(0..<slotCount).contains { !self[stored: $0].isNone }
     }
 
@@ -156,12 +183,14 @@ struct ObjectValues: Sequence {
     /// array's storage is static), no page, no extra keys: a new object's, which may then be
     /// written over without letting go of anything (see `ManagedObject.setLoadedRow`).
     @inline(__always)
-    var holdsNoReference: Bool { page == nil && extra == nil && slots.capacity == 0 }
+    var holdsNoReference: Bool {
+        guard extra == nil, case .slots(let slots) = backing else { return false }
+        return slots.capacity == 0
+    }
 
     /// Removes every value (the layout stays).
     mutating func removeAll() {
-        slots = []
-        page = nil
+        backing = .slots([])
         extra = nil
         written = Self.anySlot
     }
@@ -222,17 +251,21 @@ struct ObjectValues: Sequence {
         if slotCount == 0 && other.slotCount == 0 { return false }
         // Values shared with the committed ones since the last fetch or save: unchanged (and
         // not compared, which a value unequal to itself — a NaN — would fail).
-        if let page, page === other.page, base == other.base { return false }
-        if page == nil, other.page == nil {
-            let shared = slots.withUnsafeBufferPointer { a in other.slots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        switch (backing, other.backing) {
+        case (.page(let page), .page(let otherPage)):
+            if page === otherPage, base == other.base { return false }
+        case (.slots(let slots), .slots(let otherSlots)):
+            let shared = slots.withUnsafeBufferPointer { a in otherSlots.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
             if shared { return false }
+        default:
+            break
         }
         let mask = written | other.written
         // Slots written on neither side agree (see `written`): with no slot past the tracked
         // ones written, only the written slots are compared, one bit at a time.
         if mask & Self.anySlot == 0 {
             var bits = mask
-            let count = layout.count
+            let count = layoutCount
             while bits != 0 {
                 let slot = bits.trailingZeroBitCount
                 bits &= bits &- 1
@@ -240,7 +273,7 @@ struct ObjectValues: Sequence {
             }
             return false
         }
-        for slot in 0..<layout.count where !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
+        for slot in 0..<layoutCount where !sameStored(self[stored: slot], other[stored: slot], at: slot) { return true }
         return false
     }
 
@@ -286,7 +319,7 @@ struct ObjectValues: Sequence {
     @inline(__always)
     private func sameStored(_ mine: StoredValue, _ theirs: StoredValue, at slot: Int) -> Bool {
         if mine.isNone { return theirs.isNone }
-        if theirs.isNone, layout.kinds[slot] == .toMany { return StoredValue.same(mine, .objectIDs([])) }
+        if theirs.isNone, layoutReference._withUnsafeGuaranteedRef({ $0.kinds[slot] == .toMany }) { return StoredValue.same(mine, .objectIDs([])) }
         return StoredValue.same(mine, theirs)
     }
 
