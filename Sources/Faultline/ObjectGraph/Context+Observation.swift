@@ -311,7 +311,7 @@ extension ManagedObjectContext {
         // Classified into arrays first, so that each set is made at its size (growing a set
         // of 100,000 objects rehashes it again and again).
         var inserted: [ManagedObject] = [], deleted: [ManagedObject] = [], changed: [ManagedObject] = []
-        for object in pending.changed {
+        pending.changed.forEachBorrowed { object in
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
             let now = !object.isDeleted && isRegistered(object)
@@ -319,7 +319,7 @@ extension ManagedObjectContext {
             case (false, true): inserted.append(object)
             case (true, false): deleted.append(object)
             case (true, true): changed.append(object)
-            case (false, false): continue
+            case (false, false): break
             }
         }
         objects.inserted = Set(inserted)

@@ -75,8 +75,8 @@ extension ManagedObjectContext {
         if !classBindings.isEmpty {
             // Each changed object's willSave; changes made there (deletions too) are saved.
             let before = changeCount
-            for object in touchedInSaveOrder() where object.isInserted != object.isDeleted || object.isUpdated {
-                if callsLifecycleHooks(of: object) { object.willSave() }
+            touchedInSaveOrder().forEachBorrowed { object in
+                if object.isInserted != object.isDeleted || object.isUpdated, callsLifecycleHooks(of: object) { object.willSave() }
             }
             if changeCount != before { try processPendingChanges() }
             if let error = accessorErrors.first {
@@ -94,7 +94,9 @@ extension ManagedObjectContext {
         if !classBindings.isEmpty {
             // List by list: one array of them all retained every object again.
             for list in [objects.inserted, objects.updated, objects.deleted] {
-                for object in list where callsLifecycleHooks(of: object) { object.didSave() }
+                list.forEachBorrowed { object in
+                    if callsLifecycleHooks(of: object) { object.didSave() }
+                }
             }
         }
         announceSave(notification, objects)
@@ -361,10 +363,10 @@ extension ManagedObjectContext {
         // In save order (the plan's sort, kept while the changed objects do not change): new
         // objects in the order they were made, stored ones by key — through memory in order,
         // where the table's order jumped about.
-        for object in touchedInSaveOrder() {
+        touchedInSaveOrder().forEachBorrowed { object in
             if !renamed.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanentMap(), in: CollectionOfOne(object)) }
-            guard !object.isDeleted else { continue }
-            object.pendingToMany.removeAll()
+            guard !object.isDeleted else { return }
+            if object.extras != nil { object.pendingToMany.removeAll() }
             if !object.isFault {
                 if !renamed.isEmpty, object.storage.holdsTemporaryIDs { object.storage.replaceObjectIDs(permanentMap()) }
                 object.committed = object.storage

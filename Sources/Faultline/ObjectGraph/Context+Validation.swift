@@ -17,7 +17,7 @@ extension ManagedObjectContext {
         let previous = link.validating
         link.validating = Unmanaged.passUnretained(self)
         defer { link.validating = previous }
-        for object in touchedInSaveOrder() {
+        try touchedInSaveOrder().forEachBorrowed { object in
             do {
                 if object.isDeleted {
                     if !object.isInserted { try object.validateForDelete() }
