@@ -322,7 +322,7 @@ public final class PropertyLayout: Sendable {
     }
 
     /// The number of slots.
-    public var count: Int { names.count }
+    @inlinable public var count: Int { names.count }
 
     /// The slot of a property, or nil when the entity has no property of that name.
     ///

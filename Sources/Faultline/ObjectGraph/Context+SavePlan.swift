@@ -335,8 +335,8 @@ extension ManagedObjectContext {
         var rows: [(number: Int, key: Int64, object: Unmanaged<ManagedObject>, row: Unmanaged<EntityRowLayout>)] = []
         var layouts: [EntityRowLayout] = []
         rows.reserveCapacity(candidates.count)
-        for object in candidates where !object.isFault && !object.isDeleted {
-            guard let row = store.rowLayout(for: object.entity) else { continue }
+        candidates.forEachBorrowed { object in
+            guard !object.isFault, !object.isDeleted, let row = store.rowLayout(for: object.entity) else { return }
             if layouts.last !== row, !layouts.contains(where: { $0 === row }) { layouts.append(row) }
             rows.append((row.entityNumber, object.objectID.primaryKey, .passUnretained(object), .passUnretained(row)))
         }
@@ -354,9 +354,9 @@ extension ManagedObjectContext {
         var ranges: [Range<Int>] = []
         ranges.reserveCapacity(rows.count)
         withExtendedLifetime((candidates, layouts)) {
-            for entry in rows {
-                let object = entry.object.takeUnretainedValue()
-                let row = entry.row.takeUnretainedValue()
+            // Each entry's object and row layout borrowed (`takeUnretainedValue()` retained
+            // and released both, per row).
+            for entry in rows { entry.object._withUnsafeGuaranteedRef { object in entry.row._withUnsafeGuaranteedRef { row in
                 let all = !overwrite.isEmpty && overwrite.contains(ObjectIdentifier(object))
                 let extras = writes.extra.isEmpty ? nil : writes.extra[ObjectIdentifier(object)]
                 let bySlot = row.holds(object)
@@ -421,7 +421,7 @@ extension ManagedObjectContext {
                 plan.updates.append(consume change)
                 if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
                 if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
-            }
+            } } }
         }
         for (offset, range) in ranges.enumerated() { plan.updates[firstUpdate + offset].write.values = shared[range] }
     }
