@@ -103,19 +103,26 @@ extension ManagedObjectContext {
         }
         var keyedInserts: [(number: Int, order: Int, object: Unmanaged<ManagedObject>)] = []
         var keyedDeletes: [(number: Int, order: Int64, object: Unmanaged<ManagedObject>)] = []
-        for object in all where object.isInserted != object.isDeleted {
-            if object.isInserted {
-                keyedInserts.append((number(object), object.insertionSequence, .passUnretained(object)))
-            } else {
-                keyedDeletes.append((number(object), object.objectID.primaryKey, .passUnretained(object)))
+        // One pass, the objects borrowed from `all`: new and deleted ones keyed, inserted-then-
+        // deleted ones forgotten, changed stored ones listed, each list in save order. (A pass
+        // per list retained and released every object again, out of the cache.)
+        all.forEachBorrowed { object in
+            if object.isInserted != object.isDeleted {
+                if object.isInserted {
+                    keyedInserts.append((number(object), object.insertionSequence, .passUnretained(object)))
+                } else {
+                    keyedDeletes.append((number(object), object.objectID.primaryKey, .passUnretained(object)))
+                }
+            } else if object.isInserted {
+                plan.forgotten.append(object)
+            } else if object.isUpdated {
+                plan.changed.append(object)
             }
         }
         keyedInserts.sort { ($0.number, $0.order) < ($1.number, $1.order) }
         keyedDeletes.sort { ($0.number, $0.order) < ($1.number, $1.order) }
         let inserted = withExtendedLifetime(all) { keyedInserts.map { $0.object.takeUnretainedValue() } }
         plan.deletes = withExtendedLifetime(all) { keyedDeletes.map { $0.object.takeUnretainedValue() } }
-        plan.forgotten = all.filter { $0.isInserted && $0.isDeleted }
-        plan.changed = all.filter(\.isUpdated)
 
         let writes = try relationshipWrites(of: all)
         planInserts(inserted, writes: writes, plan: &plan)
