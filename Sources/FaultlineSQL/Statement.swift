@@ -208,6 +208,18 @@ public final class Statement {
         reset()
     }
 
+    /// Runs the statement to completion, ignoring any rows, and makes it ready to run again
+    /// with its bindings kept: for a run of rows that each bind every parameter anew (a
+    /// save's inserts and updates), where clearing them after each row only to bind them
+    /// again cost SQLite a pass over the parameters. ``reset()`` after the last row clears
+    /// them and lets go of the values bound.
+    public func runKeepingBindings() throws {
+        while try step() {}
+        reportFinished()
+        sqlite3_reset(handle)
+        started = false
+    }
+
     /// Steps through every row and returns them.
     public func fetchAll() throws -> [Row] {
         var rows: [Row] = []

@@ -157,6 +157,9 @@ extension SQLiteStore {
     }
 
     /// Consecutive rows of one table with one column list share a statement, looked up once.
+    /// Its rows run with ``Statement/runKeepingBindings()``: each statement of the run is
+    /// reset (its bindings cleared) when the run moves on to another, and the last one by
+    /// ``finish()``.
     private struct StatementRun {
         var table = ""
         var columns: [String] = []
@@ -164,9 +167,17 @@ extension SQLiteStore {
 
         mutating func statement(_ store: SQLiteStore, _ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
             if let current, self.table == table, self.columns == columns { return current }
+            current?.reset()
+            current = nil
             let statement = try store.connection.cachedStatement(text(table, columns))
             (self.table, self.columns, current) = (table, columns, statement)
             return statement
+        }
+
+        /// Resets the statement last used (also after an error).
+        mutating func finish() {
+            current?.reset()
+            current = nil
         }
     }
 
@@ -176,12 +187,13 @@ extension SQLiteStore {
     ///   SQLite errors as they are.
     func insertRows<Row: RowWriting>(_ rows: [Row]) throws {
         var run = StatementRun()
+        defer { run.finish() }
         // By index, each part read in place: a row copied costs its arrays' retains.
         for index in rows.indices {
             let statement = try run.statement(self, rows[index].write.table, rows[index].write.columns, insertSQL)
             try statement.bind(rows[index].write.values)
             do {
-                try statement.run()
+                try statement.runKeepingBindings()
             } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
                 throw UniqueViolation(index: index, error: error)
             }
@@ -195,12 +207,13 @@ extension SQLiteStore {
     /// - Throws: as ``insertRows(_:)``.
     func updateRows<Row: RowWriting>(_ rows: [Row]) throws -> [Int] {
         var run = StatementRun()
+        defer { run.finish() }
         var stale: [Int] = []
         for index in rows.indices {
             let statement = try run.statement(self, rows[index].write.table, rows[index].write.columns, updateSQL)
             try statement.bind(rows[index].write.values)
             do {
-                try statement.run()
+                try statement.runKeepingBindings()
             } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
                 throw UniqueViolation(index: index, error: error)
             }
