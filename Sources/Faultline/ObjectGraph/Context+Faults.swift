@@ -133,7 +133,8 @@ extension ManagedObjectContext {
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
                 return object
             }
-            if collecting { objects.append(registered) }
+            // Moved into the array (appended as a copy, it was retained and the local released).
+            if collecting { objects.append(consume registered) }
         }
     }
 

@@ -309,22 +309,29 @@ extension ManagedObjectContext {
         pendingEvent = PendingEvent()
         var objects = ChangedObjects()
         // Classified into arrays first, so that each set is made at its size (growing a set
-        // of 100,000 objects rehashes it again and again).
-        var inserted: [ManagedObject] = [], deleted: [ManagedObject] = [], changed: [ManagedObject] = []
+        // of 100,000 objects rehashes it again and again). The arrays hold the objects
+        // unretained (`pending` holds them): only the sets retain them.
+        var inserted: [Unmanaged<ManagedObject>] = [], deleted: [Unmanaged<ManagedObject>] = [], changed: [Unmanaged<ManagedObject>] = []
         pending.changed.forEachBorrowed { object in
             let was = object.wasVisibleBeforeEvent ?? false
             object.wasVisibleBeforeEvent = nil
             let now = !object.isDeleted && isRegistered(object)
             switch (was, now) {
-            case (false, true): inserted.append(object)
-            case (true, false): deleted.append(object)
-            case (true, true): changed.append(object)
+            case (false, true): inserted.append(.passUnretained(object))
+            case (true, false): deleted.append(.passUnretained(object))
+            case (true, true): changed.append(.passUnretained(object))
             case (false, false): break
             }
         }
-        objects.inserted = Set(inserted)
-        objects.deleted = Set(deleted)
-        if refreshing { objects.refreshed = Set(changed) } else { objects.updated = Set(changed) }
+        withExtendedLifetime(pending) {
+            objects.inserted = Set(inserted.lazy.map { $0.takeUnretainedValue() })
+            objects.deleted = Set(deleted.lazy.map { $0.takeUnretainedValue() })
+            if refreshing {
+                objects.refreshed = Set(changed.lazy.map { $0.takeUnretainedValue() })
+            } else {
+                objects.updated = Set(changed.lazy.map { $0.takeUnretainedValue() })
+            }
+        }
         for object in pending.refreshed.values where !objects.deleted.contains(object) && !objects.inserted.contains(object) {
             objects.refreshed.insert(object)
         }
@@ -375,7 +382,13 @@ extension ManagedObjectContext {
     /// check hashes each object's identity and reads no object; making the set retained each
     /// one, out of the cache, and freeing it released each.
     private static func set(of objects: [ManagedObject], reusing announced: Set<ManagedObject>?) -> Set<ManagedObject> {
-        if let announced, announced.count == objects.count, objects.allSatisfy({ announced.contains($0) }) { return announced }
+        if let announced, announced.count == objects.count {
+            var all = true
+            objects.forEachBorrowed { object in
+                if all, !announced.contains(object) { all = false }
+            }
+            if all { return announced }
+        }
         return Set(objects)
     }
 
