@@ -13,4 +13,10 @@ static inline sqlite3_destructor_type bench_sqlite3_transient(void) {
 static inline int bench_steady_heap(void) {
     return mallopt(M_TRIM_THRESHOLD, 1 << 30) && mallopt(M_TOP_PAD, 256 << 20) && mallopt(M_MMAP_THRESHOLD, 32 << 20);
 }
+/// `--trimmed-heap`: gives every free page of the heap back to the system (`malloc_trim`), so
+/// that the next variant starts from the heap a fresh process has, whatever the one before
+/// it freed.
+static inline void bench_trim_heap(void) {
+    (void)malloc_trim(0);
+}
 #endif

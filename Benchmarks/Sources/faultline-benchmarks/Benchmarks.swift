@@ -6,6 +6,8 @@ final class Benchmarks {
     let only: Set<String>?
     /// Whether the process runs with `--steady-heap` (said in the report's header).
     let steadyHeap: Bool
+    /// Whether every run starts from a trimmed heap (`--trimmed-heap`; said in the header).
+    let trimmedHeap: Bool
     let harness: Harness
     let folder: URL
     let faultline: FaultlineBench
@@ -18,11 +20,19 @@ final class Benchmarks {
     var predicates: Int { quick ? 5_000 : 100_000 }
     var rounds: Int { quick ? 1 : 7 }
 
-    init(quick: Bool, only: Set<String>?, steadyHeap: Bool = false, variantFilter: String? = nil) throws {
+    /// The allocator line of the report's header.
+    private var allocator: String {
+        if steadyHeap { return "--steady-heap (glibc's trim and mapping thresholds fixed for this process; the memory workload's children keep the defaults)" }
+        if trimmedHeap { return "--trimmed-heap (glibc's defaults; the heap trimmed before every run, so each starts from what a fresh process has)" }
+        return "glibc's defaults"
+    }
+
+    init(quick: Bool, only: Set<String>?, steadyHeap: Bool = false, trimmedHeap: Bool = false, variantFilter: String? = nil) throws {
         self.quick = quick
         self.only = only
         self.steadyHeap = steadyHeap
-        harness = Harness(quick: quick, variantFilter: variantFilter)
+        self.trimmedHeap = trimmedHeap
+        harness = Harness(quick: quick, variantFilter: variantFilter, trimsHeap: trimmedHeap)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-benchmarks-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         faultline = try FaultlineBench()
@@ -68,7 +78,7 @@ final class Benchmarks {
             - SQLite \(RawDatabase.version); pragmas (all variants, same store files): \(pragmas)
             - \(info.activeProcessorCount) cores, \(info.physicalMemory / 1_073_741_824) GiB; \(info.operatingSystemVersionString)
             - each workload: one warm-up round, then \(rounds) rounds of its variants interleaved (A B C A B C …)
-            - allocator: \(steadyHeap ? "--steady-heap (glibc's trim and mapping thresholds fixed for this process; the memory workload's children keep the defaults)" : "glibc's defaults")
+            - allocator: \(allocator)
 
             """)
         print(harness.table())

@@ -1,3 +1,4 @@
+import CBenchSQLite
 import Foundation
 
 /// One timed run of a variant: the seconds its measured part took and a checksum of what it
@@ -53,9 +54,13 @@ final class Harness {
     /// profiler. The table then has no raw C to divide by.
     let variantFilter: String?
 
-    init(quick: Bool, variantFilter: String? = nil) {
+    /// Whether every run starts from a trimmed heap (`--trimmed-heap`).
+    let trimsHeap: Bool
+
+    init(quick: Bool, variantFilter: String? = nil, trimsHeap: Bool = false) {
         self.quick = quick
         self.variantFilter = variantFilter
+        self.trimsHeap = trimsHeap
     }
 
     /// Runs `variants` round-robin (A B C A B C …): one untimed warm-up round, then `rounds`
@@ -69,6 +74,7 @@ final class Harness {
         var checks = Array(repeating: Int64?.none, count: variants.count)
         for round in 0..<(warmup + rounds) {
             for (i, variant) in variants.enumerated() {
+                if trimsHeap { bench_trim_heap() }
                 let sample = try variant.run()
                 if round >= warmup { samples[i].append(sample.seconds) }
                 if let previous = checks[i], previous != sample.check {
