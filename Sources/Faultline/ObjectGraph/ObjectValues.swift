@@ -87,7 +87,6 @@ struct ObjectValues: Sequence {
         }
     }
 
-
     /// The value of a key; setting nil removes it.
     subscript(key: String) -> Any? {
         get {
