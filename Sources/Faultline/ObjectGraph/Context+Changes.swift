@@ -16,23 +16,23 @@ extension ManagedObjectContext {
 
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<ManagedObject> {
-        Set(touched.values.filter { $0.isInserted && !$0.isDeleted })
+        Set(touched.objects.filter { $0.isInserted && !$0.isDeleted })
     }
 
     /// Stored objects with changed values not saved yet.
     public var updatedObjects: Set<ManagedObject> {
-        Set(touched.values.filter(\.isUpdated))
+        Set(touched.objects.filter(\.isUpdated))
     }
 
     /// Stored objects deleted and not saved yet (after ``processPendingChanges()``, also those
     /// reached by Cascade delete rules).
     public var deletedObjects: Set<ManagedObject> {
-        Set(touched.values.filter { $0.isDeleted && !$0.isInserted })
+        Set(touched.objects.filter { $0.isDeleted && !$0.isInserted })
     }
 
     /// Whether anything is inserted, changed or deleted and not saved yet.
     public var hasChanges: Bool {
-        touched.values.contains { ($0.isInserted && !$0.isDeleted) || ($0.isDeleted && !$0.isInserted) || $0.isUpdated }
+        touched.objects.contains { ($0.isInserted && !$0.isDeleted) || ($0.isDeleted && !$0.isInserted) || $0.isUpdated }
     }
 
     // MARK: Insert and delete
@@ -142,7 +142,7 @@ extension ManagedObjectContext {
         try recordingChanges {
             let changesBefore = changeCount
             var flagsRecorded: [ObjectKey] = []
-            while deletionsMayNeedRules, let object = touched.values.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
+            while deletionsMayNeedRules, let object = touched.objects.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
                 let key = ObjectKey(object)
                 // The undo step records that this object's rules had not run, so undoing it
                 // makes the next save run them again (else the save deletes the object and
@@ -389,8 +389,9 @@ extension ManagedObjectContext {
     /// ones as inserted again, changed ones as refreshed.
     public func rollback() {
         checkAccess()
-        for object in touched.values { noteChange(object) }
-        for object in touched.values {
+        let touchedObjects = touched.objects
+        for object in touchedObjects { noteChange(object) }
+        for object in touchedObjects {
             if object.isInserted {
                 if registry[object.objectID] === object { registry[object.objectID] = nil }
                 object.managedObjectContext = nil
@@ -422,11 +423,11 @@ extension ManagedObjectContext {
         checkAccess()
         for object in pendingEvent.changed { object.wasVisibleBeforeEvent = nil }
         var invalidated = Set(registry.keys)
-        for object in touched.values { invalidated.insert(object.objectID) }
+        for object in touched.objects { invalidated.insert(object.objectID) }
         pendingEvent = PendingEvent()
         pendingEvent.invalidatedAll = invalidated.sorted { $0.uriRepresentation < $1.uriRepresentation }
         for object in registry.values { object.managedObjectContext = nil }
-        for object in touched.values { object.managedObjectContext = nil }
+        for object in touched.objects { object.managedObjectContext = nil }
         registry.removeAll()
         touched.removeAll()
         propagatedDeletions.removeAll()
@@ -457,7 +458,7 @@ extension ManagedObjectContext {
             result.append(object)
             present.insert(ObjectIdentifier(object))
         }
-        let candidates = touched.values.filter { names.contains($0.entity.name) && !$0.isDeleted && !present.contains(ObjectIdentifier($0)) }
+        let candidates = touched.objects.filter { names.contains($0.entity.name) && !$0.isDeleted && !present.contains(ObjectIdentifier($0)) }
         for object in ManagedObjectContext.inSaveOrder(candidates) where object.isInserted || (request.predicate != nil && object.isUpdated) {
             if try matches(object) {
                 result.append(object)
@@ -483,7 +484,7 @@ extension ManagedObjectContext {
     /// (touched then) or saved (after which `touched` is emptied).
     func touchedInSaveOrder() -> [ManagedObject] {
         if let cached = saveOrderCache { return cached }
-        let objects = ManagedObjectContext.inSaveOrder(touched.values)
+        let objects = ManagedObjectContext.inSaveOrder(touched.objects)
         saveOrderCache = objects
         return objects
     }
@@ -491,8 +492,8 @@ extension ManagedObjectContext {
     /// Objects in the order they are validated and written: insertion order (stored objects
     /// share 0), then primary key, then entity name; each object's keys are read once.
     ///
-    /// The sort moves keys and unretained references: `objects` (a dictionary's values, an
-    /// array — a collection that holds its elements) keeps the objects alive meanwhile, and
+    /// The sort moves keys and unretained references: `objects` (an array, a collection that
+    /// holds its elements) keeps the objects alive meanwhile, and
     /// only the result retains them. Sorting the objects themselves retained and released
     /// each several times (copies into the keyed array, the merge's moves, the result, the
     /// keyed array freed): atomic operations on objects long out of the cache, in a save of
@@ -501,8 +502,8 @@ extension ManagedObjectContext {
     /// Most saves need no comparison at all: new objects have distinct insertion numbers and
     /// stored ones (of one entity, or of entities sharing a table) distinct keys, each run
     /// about as wide as it is long, so each object is put in its place by its number
-    /// (``placedByNumber(_:)``); a comparison sort (of a hash table's order: runs of about
-    /// eight) is left for numbers that repeat or spread.
+    /// (``placedByNumber(_:)``); a comparison sort (of the order of the changes, often
+    /// sorted already) is left for numbers that repeat or spread.
     static func inSaveOrder<C: Collection<ManagedObject>>(_ objects: C) -> [ManagedObject] {
         // Inserted (numbered) ones after stored ones (number 0), as the sort below orders them.
         var stored: [(number: Int64, key: Int64, object: Unmanaged<ManagedObject>)] = []

@@ -171,7 +171,7 @@ extension ManagedObjectContext {
         var inserted: [ManagedObjectID] = []
         var updated: [ManagedObjectID] = []
         var deleted: [ManagedObjectID] = []
-        for object in ManagedObjectContext.inSaveOrder(touched.values) {
+        for object in ManagedObjectContext.inSaveOrder(touched.objects) {
             if object.isInserted && object.isDeleted { continue }
             if object.isInserted {
                 changes.append(.insert(object.objectID, entityName: object.entity.name, values: object.storage.dictionary))
@@ -186,7 +186,7 @@ extension ManagedObjectContext {
         }
         try parent.performAndWait { try parent.applyChildChanges(changes) }
         var deletedObjects: [ManagedObject] = []
-        for object in Array(touched.values) {
+        for object in touched.objects {
             if object.isDeleted {
                 if !object.isInserted { deletedObjects.append(object) }
                 forget(object)

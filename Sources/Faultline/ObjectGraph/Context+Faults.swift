@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         object.pendingToMany.removeAll()
         object.batchPosition = nil
         object.isFault = true
-        touched[ObjectKey(object)] = nil
+        touched.remove(object)
     }
 
     /// The object for an ID: the registered one, or a new fault registered now.

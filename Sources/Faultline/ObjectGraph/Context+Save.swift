@@ -533,7 +533,7 @@ extension ManagedObjectContext {
                 object.pendingToMany.removeAll()
                 object.isFault = true
                 fill(object, from: row)
-                touched[ObjectKey(object)] = nil
+                touched.remove(object)
             case .overwrite:
                 object.rowVersion = row.version
                 overwrite.insert(ObjectIdentifier(object))
@@ -584,7 +584,7 @@ extension ManagedObjectContext {
     /// (a to-one, a to-many, or a pending to-many addition).
     private func isReferencedByPendingChanges(_ target: ManagedObject) -> Bool {
         let id = target.objectID
-        for object in touched.values where object !== target && !object.isDeleted {
+        for object in touched.objects where object !== target && !object.isDeleted {
             for relationship in object.entity.relationships where !relationship.isTransient {
                 if object.pendingToMany[relationship.name]?.added.contains(id) == true { return true }
                 guard !object.isFault, object.valueDiffers(forKey: relationship.name) || object.isInserted else { continue }
@@ -602,7 +602,7 @@ extension ManagedObjectContext {
     /// objects-did-change, if it was in the object graph).
     func forget(_ object: ManagedObject) {
         noteChange(object)
-        touched[ObjectKey(object)] = nil
+        touched.remove(object)
         propagatedDeletions.remove(ObjectKey(object))
         if registry[object.objectID] === object { registry[object.objectID] = nil }
         object.managedObjectContext = nil

@@ -17,7 +17,7 @@ extension ManagedObjectContext {
         }
         if new { noteFirstChange(object, wasVisible: false) } else { noteChange(object) }
         if lastTouched != key {
-            touched[key] = object
+            touched.insert(object)
             lastTouched = key
         }
     }
@@ -79,7 +79,7 @@ extension ManagedObjectContext {
         return ObjectState(
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
             isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
-            isRegistered: !new && isRegistered(object), isTouched: touched[key] != nil,
+            isRegistered: !new && isRegistered(object), isTouched: touched.contains(object),
             isPropagated: propagatedDeletions.contains(key))
     }
 
@@ -106,7 +106,7 @@ extension ManagedObjectContext {
             // Out of the registry, still linked (a redo registers it again).
             if object.belongs(to: self) { link.mayHoldUnregisteredObjects = true }
         }
-        touched[key] = state.isTouched ? object : nil
+        if state.isTouched { touched.insert(object) } else { touched.remove(object) }
         if state.isPropagated { propagatedDeletions.insert(key) } else { propagatedDeletions.remove(key) }
         if state.isDeleted, !state.isPropagated { deletionsMayNeedRules = true }
     }

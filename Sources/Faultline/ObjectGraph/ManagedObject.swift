@@ -46,10 +46,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object is deleted and the deletion is not saved yet.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
-    /// Observation: whether the object was in the context's object graph (registered, not
-    /// deleted) before its first change since the context last announced its changes
-    /// (`Context+Observation.swift`); nil when it has not changed since.
-    @exclusivity(unchecked) final var wasVisibleBeforeEvent: Bool?
+    /// The context's marks on the object, one byte: bits 0–1 ``wasVisibleBeforeEvent`` (0 nil,
+    /// 1 false, 2 true), bit 2 ``isTouched``, bit 3 ``hasStaleTouchedEntry``.
+    @exclusivity(unchecked) final var contextMarks: UInt8 = 0
     /// ``faultOrigin`` as its number in ``FaultOrigins`` (0: none). Four bytes in the padding
     /// after the flags, where a `String?` took sixteen of its own in every object.
     @exclusivity(unchecked) final var faultOriginNumber: UInt32 = 0
@@ -58,6 +57,38 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public internal(set) var faultOrigin: String? {
         get { FaultOrigins.origin(faultOriginNumber) }
         set { faultOriginNumber = FaultOrigins.number(newValue) }
+    }
+    /// Observation: whether the object was in the context's object graph (registered, not
+    /// deleted) before its first change since the context last announced its changes
+    /// (`Context+Observation.swift`); nil when it has not changed since.
+    final var wasVisibleBeforeEvent: Bool? {
+        @inline(__always) get {
+            switch contextMarks & 3 {
+            case 0: return nil
+            case 1: return false
+            default: return true
+            }
+        }
+        @inline(__always) set {
+            let state: UInt8
+            switch newValue {
+            case nil: state = 0
+            case false?: state = 1
+            case true?: state = 2
+            }
+            contextMarks = contextMarks & ~3 | state
+        }
+    }
+    /// Whether the object is in its context's ``TouchedObjects`` (has unsaved changes, or had).
+    final var isTouched: Bool {
+        @inline(__always) get { contextMarks & 4 != 0 }
+        @inline(__always) set { contextMarks = newValue ? contextMarks | 4 : contextMarks & ~4 }
+    }
+    /// Whether its context's ``TouchedObjects`` still holds a stale entry of the object
+    /// (removed, not dropped yet).
+    final var hasStaleTouchedEntry: Bool {
+        @inline(__always) get { contextMarks & 8 != 0 }
+        @inline(__always) set { contextMarks = newValue ? contextMarks | 8 : contextMarks & ~8 }
     }
 
     /// The values as last read from or written to the store, by property name (same shapes as

@@ -75,8 +75,9 @@ public final class ManagedObjectContext {
     /// The `NotificationCenter` observer of ``automaticallyMergesChangesFromParent``.
     var automaticMergeObserver: (any NSObjectProtocol)?
 
-    /// Objects with unsaved changes (inserted, deleted, or changed at some point), by identity.
-    @exclusivity(unchecked) var touched: [ObjectKey: ManagedObject] = [:] {
+    /// Objects with unsaved changes (inserted, deleted, or changed at some point), in the
+    /// order they were first touched.
+    @exclusivity(unchecked) var touched = TouchedObjects() {
         didSet {
             if saveOrderCache != nil { saveOrderCache = nil }
             lastTouched = nil
