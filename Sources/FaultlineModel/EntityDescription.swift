@@ -287,6 +287,17 @@ public final class PropertyLayout: Sendable {
     /// Per slot: its name's UTF-8 length, compared before the name (a scan then compares
     /// whole names only where the lengths agree).
     private let nameLengths: [Int]
+    /// Per slot: its name's two words as they are in memory. A key with the same two words
+    /// is that name — the same short string held inline, or the same string storage — so a
+    /// key written as a literal (`value(forKey: "name")`) finds its slot by comparing two
+    /// integers per slot, before any string comparison.
+    private let nameWords: [NameWords]
+    private struct NameWords: Equatable {
+        var first: UInt64
+        var second: UInt64
+        @inline(__always)
+        init(_ name: String) { (first, second) = unsafeBitCast(name, to: (UInt64, UInt64).self) }
+    }
 
     /// A layout of attributes, then relationships.
     public init(attributes: [AttributeDescription], relationships: [RelationshipDescription]) {
@@ -319,6 +330,8 @@ public final class PropertyLayout: Sendable {
         }
         self.index = index
         self.nameLengths = names.map(\.utf8.count)
+        // (A string is two words on 64-bit platforms; elsewhere the scan below does it all.)
+        self.nameWords = MemoryLayout<String>.size == MemoryLayout<NameWords>.size ? names.map(NameWords.init) : []
     }
 
     /// The number of slots.
@@ -328,6 +341,10 @@ public final class PropertyLayout: Sendable {
     ///
     /// A small entity's names are scanned: comparing short strings is cheaper than hashing one.
     public func slot(of name: String) -> Int? {
+        if !nameWords.isEmpty {
+            let words = NameWords(name)
+            for i in nameWords.indices where nameWords[i] == words { return i }
+        }
         if names.count <= 12 {
             let length = name.utf8.count
             for i in names.indices where nameLengths[i] == length && names[i] == name { return i }

@@ -44,5 +44,14 @@ import Testing
         #expect(layout.slot(of: roomy) == nil)
         #expect(layout.slot(of: "shor") == nil)
         #expect(layout.slot(of: long + "s") == nil)
+        // The layout's own name (the same storage) is found; a copy of it changed afterwards
+        // has storage of its own and is not.
+        let held = layout.names[1]
+        #expect(layout.slot(of: held) == 1)
+        var changed = held
+        changed.append("s")
+        #expect(layout.slot(of: changed) == nil)
+        changed.removeLast()
+        #expect(layout.slot(of: changed) == 1)
     }
 }
