@@ -101,6 +101,7 @@ final class Benchmarks {
         if wanted("fetch") {
             try harness.run("fetch", rounds: rounds, rows: rows + ", every value read", variants: [
                 Variant(name: "raw C") { try Raw.fetch(raw) },
+                Variant(name: "raw C, an object per row (diagnostic)") { try Raw.fetchObjects(raw) },
                 Variant(name: "GRDB records") { try GRDBBench.fetch(queue) },
                 Variant(name: "GRDB by index") { try GRDBBench.fetchByIndex(queue) },
                 Variant(name: "Faultline typed") { try self.faultline.fetchTyped(typed) },

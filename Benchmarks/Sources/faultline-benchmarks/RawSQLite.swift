@@ -132,6 +132,31 @@ enum Raw {
         }
     }
 
+    /// An object per row, the least an object graph makes: ``fetch(_:)`` with each row's values
+    /// in an instance of a small class (its key, version and values) instead of a struct in
+    /// the array. A diagnostic, not a peer: no uniquing, no change tracking, no faulting —
+    /// what allocating, filling and freeing one object per row costs by itself.
+    static func fetchObjects(_ db: RawDatabase) throws -> Sample {
+        return try time {
+            let s = try db.prepare("SELECT \(itemColumns) FROM ZITEM")
+            var items: [RowObject] = []
+            while try s.step() { items.append(RowObject(key: s.int(0), version: s.int(1), values: item(s))) }
+            return items.reduce(0) { $0 &+ $1.values.check }
+        }
+    }
+
+    /// One row as an object (see ``fetchObjects(_:)``).
+    final class RowObject {
+        let key: Int64
+        let version: Int64
+        let values: ItemValues
+        init(key: Int64, version: Int64, values: ItemValues) {
+            self.key = key
+            self.version = version
+            self.values = values
+        }
+    }
+
     /// The values of every item (no keys): the peer of a dictionary-result fetch.
     static func fetchValues(_ db: RawDatabase) throws -> Sample {
         return try time {
