@@ -186,6 +186,37 @@ import Testing
         #expect(last == nil)
     }
 
+    /// A large table, emptied when its registry goes or is emptied, is kept for the next
+    /// registry of its size (`ObjectRegistry.SpareTable`): that registry starts empty — no ID
+    /// of the last one found, no object of it kept alive — whatever the last one did (IDs
+    /// removed, entries moved back, objects held elsewhere).
+    @Test func aLargeTableKeptForReuseComesBackEmpty() {
+        let reusesBefore = ObjectRegistry.SpareTable.reuses
+        let made = Made()
+        var heldElsewhere: [ManagedObject] = []
+        var previous: [ManagedObjectID] = []
+        for round in 0..<4 {
+            let registry = ObjectRegistry()
+            registry.reserveCapacity(20_000)  // 65,536 buckets: a table kept for reuse
+            #expect(registry.isEmpty && registry.values.isEmpty, "round \(round)")
+            #expect(previous.allSatisfy { registry[$0] == nil }, "round \(round): an ID of the last registry found")
+            previous = []
+            for key in Int64(1)...20_000 {
+                let id = ManagedObjectID(names: Self.names[round % 3], primaryKey: key &* 7 &+ Int64(round))
+                let object = made.track(Self.object(id))
+                registry[id] = object
+                previous.append(id)
+                if key % 1000 == 0 { heldElsewhere.append(object) }
+            }
+            for id in previous where id.primaryKey % 5 == 0 { registry[id] = nil }
+            #expect(registry.count == previous.count { $0.primaryKey % 5 != 0 }, "round \(round)")
+            if round == 2 { registry.removeAll() }
+        }
+        heldElsewhere.removeAll()
+        #expect(made.alive == 0, "objects outlived the registries")
+        #expect(ObjectRegistry.SpareTable.reuses > reusesBefore, "no registry took the kept table")
+    }
+
     /// A new object's value sets are written over without letting go of anything only when
     /// they hold no reference (`ObjectValues.holdsNoReference`, `ManagedObject.setLoadedRow`).
     @Test func valuesHoldNoReferenceOnlyWhenEmptyOfStorage() throws {

@@ -62,20 +62,85 @@ final class ObjectRegistry {
     }
 
     deinit {
-        forEachEntry { _, object in object.release() }
-        Self.deallocate(entries)
+        Self.releaseAndEmpty(entries, buckets: mask &+ 1, holding: count)
+        Self.deallocateEmptied(entries, buckets: mask &+ 1)
     }
 
     private static let minimumBuckets = 8
 
-    /// `buckets` empty entries: zeroed memory, which is an empty entry (a zero ID and no
-    /// object). A large table comes zeroed from the system, page by page as it is reached,
-    /// instead of being written over once before use.
+    /// `buckets` empty entries: the spare table when it has that many buckets (see
+    /// ``SpareTable``), else zeroed memory, which is an empty entry (a zero ID and no object).
+    /// A large table comes zeroed from the system, page by page as it is reached, instead of
+    /// being written over once before use.
     private static func allocate(_ buckets: Int) -> UnsafeMutablePointer<Entry> {
+        if buckets >= SpareTable.smallest, let spare = SpareTable.take(buckets: buckets) { return spare }
         guard let memory = calloc(buckets, MemoryLayout<Entry>.stride) else {
             fatalError("out of memory for a registry of \(buckets) entries")
         }
         return memory.bindMemory(to: Entry.self, capacity: buckets)
+    }
+
+    /// Lets go of the objects of a table of `buckets` holding `count` of them, emptying their
+    /// entries as it goes (the lines are being written anyway, for the release): the table is
+    /// then all empty entries, as ``allocate(_:)`` makes them. Entries already empty are not
+    /// written (a large table's untouched pages stay untouched).
+    private static func releaseAndEmpty(_ entries: UnsafeMutablePointer<Entry>, buckets: Int, holding count: Int) {
+        guard count > 0 else { return }
+        for index in 0..<buckets {
+            guard let object = entries[index].object else { continue }
+            entries[index] = Entry(id: ManagedObjectID(names: 0, primaryKey: 0), object: nil)
+            object.release()
+        }
+    }
+
+    /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
+    /// or keeps it as the spare table.
+    private static func deallocateEmptied(_ entries: UnsafeMutablePointer<Entry>, buckets: Int) {
+        if buckets >= SpareTable.smallest, buckets <= SpareTable.largest {
+            SpareTable.keep(entries, buckets: buckets)
+        } else {
+            deallocate(entries)
+        }
+    }
+
+    /// One emptied large table kept for the next registry that needs one of its size: a
+    /// context is often made, filled by a fetch and let go of, again and again (a request
+    /// each, a round of a benchmark), and a new table of 262,144 buckets (100,000 objects)
+    /// came from the system as 1,536 fresh pages, each a page fault when first written
+    /// (more time than registering the objects). The table kept holds no reference; it is
+    /// at most ``largest`` buckets (12 MiB), the memory a process keeps for this.
+    enum SpareTable {
+        /// The smallest table kept (768 KiB): a smaller one is reused by the allocator itself.
+        static let smallest = 1 << 15
+        /// The largest table kept (12 MiB).
+        static let largest = 1 << 19
+        private static let lock = NSLock()
+        // Read and written only under `lock`.
+        nonisolated(unsafe) private static var table: (entries: UnsafeMutablePointer<Entry>, buckets: Int)?
+        nonisolated(unsafe) private static var taken = 0
+
+        /// How many times a registry took the spare table (for tests).
+        static var reuses: Int { lock.withLock { taken } }
+
+        /// The spare table, when it has `buckets` buckets; it is no longer the spare.
+        static func take(buckets: Int) -> UnsafeMutablePointer<Entry>? {
+            lock.withLock {
+                guard let table, table.buckets == buckets else { return nil }
+                Self.table = nil
+                taken += 1
+                return table.entries
+            }
+        }
+
+        /// Keeps an emptied table as the spare, freeing the one kept before.
+        static func keep(_ entries: UnsafeMutablePointer<Entry>, buckets: Int) {
+            let previous = lock.withLock {
+                let previous = table
+                table = (entries, buckets)
+                return previous
+            }
+            if let previous { ObjectRegistry.deallocate(previous.entries) }
+        }
     }
 
     /// Frees what ``allocate(_:)`` made (its entries hold no references any more).
@@ -243,13 +308,13 @@ final class ObjectRegistry {
     func removeAll() {
         let old = entries
         let oldBuckets = mask + 1
-        let hadObjects = count > 0
+        let held = count
         mask = Self.minimumBuckets - 1
         entries = Self.allocate(Self.minimumBuckets)
         count = 0
         version &+= 1
-        if hadObjects { for index in 0..<oldBuckets { old[index].object?.release() } }
-        Self.deallocate(old)
+        Self.releaseAndEmpty(old, buckets: oldBuckets, holding: held)
+        Self.deallocateEmptied(old, buckets: oldBuckets)
     }
 
     /// Whether some registered object satisfies `predicate`.
