@@ -56,6 +56,38 @@ import Testing
         #expect(try raw.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") == 6)
     }
 
+    /// Saves big enough that their plan's buffers are kept for the next save
+    /// (`ScratchArrays`): inserts, then updates of them, then updates again, each written
+    /// exactly, with no value of an earlier save's plan left in a later one.
+    @Test func largeSavesInARowWriteExactlyTheirOwnRows() throws {
+        let url = try Self.copyOfInventory()
+        let (context, _) = try Self.open(url)
+        let count = 3000
+        var assets: [ManagedObject] = []
+        for index in 0..<count {
+            let asset = try context.insertObject(entityName: "Asset")
+            try asset.setValue("new \(index)", forKey: "label")
+            assets.append(asset)
+        }
+        try context.save()
+        for round in 1...2 {
+            for (index, asset) in assets.enumerated() where index % round == 0 {
+                try asset.setValue("round \(round) \(index)", forKey: "label")
+            }
+            try context.save()
+        }
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        let rows = try raw.query("SELECT Z_PK, Z_OPT, ZLABEL FROM ZASSET WHERE Z_PK > 5 ORDER BY Z_PK")
+        #expect(rows.count == count)
+        let byKey = Dictionary(rows.map { ($0.values[0], $0) }, uniquingKeysWith: { first, _ in first })
+        for (index, asset) in assets.enumerated() {
+            let row = try #require(byKey[.integer(asset.objectID.primaryKey)], "row of asset \(index)")
+            let label = index % 2 == 0 ? "round 2 \(index)" : "round 1 \(index)"
+            let version: Int64 = index % 2 == 0 ? 3 : 2
+            #expect(row.values == [.integer(asset.objectID.primaryKey), .integer(version), .text(label)], "asset \(index)")
+        }
+    }
+
     /// A save whose new objects are most of the registry takes their temporary IDs out of it
     /// in one pass; an object registered by a temporary ID that is none of the save's (a fault
     /// for another context's new object) keeps its place, and a forgotten new object leaves.

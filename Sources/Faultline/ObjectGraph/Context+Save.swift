@@ -154,6 +154,7 @@ extension ManagedObjectContext {
             }
             store.removeExternalFiles(outcome.obsoleteExternalFiles)
             let notification = finishSave(plan)
+            plan.recycleBuffers()
             applyTriggerReports(store.triggerReports.drain())
             return notification
         }

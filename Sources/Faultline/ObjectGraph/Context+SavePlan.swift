@@ -78,6 +78,17 @@ struct SavePlan {
     /// Stored objects that new or changed rows point at through a to-one without inverse:
     /// nothing else version-checks them, so the save checks that their rows still exist.
     var referencedRows: [ManagedObjectID] = []
+    /// The buffer the values of ``updates`` are slices of.
+    var updateValues: [SQLValue] = []
+
+    /// Gives the plan's large buffers back for the next save (``ScratchArrays``), once it is
+    /// done with: the row changes first, so that the value buffer they are slices of is held
+    /// by the plan alone.
+    mutating func recycleBuffers() {
+        ScratchArrays.give(&inserts)
+        ScratchArrays.give(&updates)
+        ScratchArrays.give(&updateValues)
+    }
 }
 
 extension ManagedObjectContext {
@@ -241,7 +252,11 @@ extension ManagedObjectContext {
 
     /// Step 2: new rows, every column of the entity.
     func planInserts(_ inserted: [ManagedObject], writes: RelationshipWrites, plan: inout SavePlan) {
-        plan.inserts.reserveCapacity(inserted.count)
+        if plan.inserts.isEmpty {
+            plan.inserts = ScratchArrays.take(SavePlan.RowChange.self, capacity: inserted.count)
+        } else {
+            plan.inserts.reserveCapacity(plan.inserts.count + inserted.count)
+        }
         for object in inserted {
             guard let row = store.rowLayout(for: object.entity) else { continue }
             let bySlot = row.holds(object)
@@ -339,16 +354,21 @@ extension ManagedObjectContext {
         // layouts until the loop below is done — so that making and freeing the list moves no
         // reference count (a retain and a release of each object, out of the cache, and the
         // runtime's generic destroy of each entry, in a save of 100,000).
-        var rows: [(number: Int, key: Int64, object: Unmanaged<ManagedObject>, row: Unmanaged<EntityRowLayout>)] = []
+        typealias RowEntry = (number: Int, key: Int64, object: Unmanaged<ManagedObject>, row: Unmanaged<EntityRowLayout>)
+        var rows = ScratchArrays.take(RowEntry.self, capacity: candidates.count)
+        defer { ScratchArrays.give(&rows) }
         var layouts: [EntityRowLayout] = []
-        rows.reserveCapacity(candidates.count)
         candidates.forEachBorrowed { object in
             guard !object.isFault, !object.isDeleted, let row = store.rowLayout(for: object.entity) else { return }
             if layouts.last !== row, !layouts.contains(where: { $0 === row }) { layouts.append(row) }
             rows.append((row.entityNumber, object.objectID.primaryKey, .passUnretained(object), .passUnretained(row)))
         }
         rows.sort { ($0.number, $0.key) < ($1.number, $1.key) }
-        plan.updates.reserveCapacity(rows.count)
+        if plan.updates.isEmpty {
+            plan.updates = ScratchArrays.take(SavePlan.RowChange.self, capacity: rows.count)
+        } else {
+            plan.updates.reserveCapacity(plan.updates.count + rows.count)
+        }
         // Rows of one entity changed in the same columns (most, in a bulk change) share one
         // column list, as they share one statement.
         var lastColumns: (row: EntityRowLayout, mask: UInt64, names: [String])?
@@ -356,10 +376,9 @@ extension ManagedObjectContext {
         // is whole: it moves while it grows) — an array of its own per row was an allocation
         // and a free per object.
         let firstUpdate = plan.updates.count
-        var shared: [SQLValue] = []
-        shared.reserveCapacity(rows.count * 4)
-        var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(rows.count)
+        var shared = ScratchArrays.take(SQLValue.self, capacity: rows.count * 4)
+        var ranges = ScratchArrays.take(Range<Int>.self, capacity: rows.count)
+        defer { ScratchArrays.give(&ranges) }
         withExtendedLifetime((candidates, layouts)) {
             // Each entry's object and row layout borrowed (`takeUnretainedValue()` retained
             // and released both, per row).
@@ -431,6 +450,7 @@ extension ManagedObjectContext {
             } } }
         }
         for (offset, range) in ranges.enumerated() { plan.updates[firstUpdate + offset].write.values = shared[range] }
+        plan.updateValues = shared
     }
 
     /// The SQL value of the attribute in column `index` of an object's row: by slot when the

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import Faultline
+
+/// The buffers a save keeps for the next (`ScratchArrays`): a large one comes back empty and
+/// is reused, its elements let go of when it is given back; small ones, and ones past the
+/// budget, are not kept. Each test uses an element type of its own, so tests running at the
+/// same time do not share a kept buffer.
+@Suite struct ScratchArraysTests {
+    private struct Wide { var words: (Int, Int, Int, Int) = (1, 2, 3, 4) }
+    private struct Narrow { var word = 0 }
+    private final class Tracked {}
+    private struct Huge { var words: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0) }
+
+    private static func base<T>(_ array: inout [T]) -> UnsafeMutableRawPointer? {
+        array.withUnsafeMutableBufferPointer { $0.baseAddress.map(UnsafeMutableRawPointer.init) }
+    }
+
+    @Test func aLargeBufferGivenBackIsTakenAgainEmpty() {
+        let capacity = ScratchArrays.smallest / MemoryLayout<Wide>.stride + 1
+        var array = ScratchArrays.take(Wide.self, capacity: capacity)
+        #expect(array.isEmpty && array.capacity >= capacity)
+        array.append(contentsOf: repeatElement(Wide(), count: capacity))
+        let first = Self.base(&array)
+        let firstCapacity = array.capacity
+        ScratchArrays.give(&array)
+        #expect(array.isEmpty && array.capacity == 0, "the given array is left without a buffer")
+        #expect(ScratchArrays.keptCapacity(Wide.self) == firstCapacity)
+        var again = ScratchArrays.take(Wide.self, capacity: capacity)
+        #expect(again.isEmpty && again.capacity == firstCapacity)
+        #expect(Self.base(&again) == first, "the kept buffer is reused")
+        #expect(ScratchArrays.keptCapacity(Wide.self) == 0, "a buffer is handed out once")
+    }
+
+    @Test func aBufferTooSmallForTheRequestIsNotHandedOut() {
+        let capacity = ScratchArrays.smallest / MemoryLayout<Narrow>.stride + 1
+        var array = ScratchArrays.take(Narrow.self, capacity: capacity)
+        array.append(Narrow())
+        let keptCapacity = array.capacity
+        ScratchArrays.give(&array)
+        let bigger = ScratchArrays.take(Narrow.self, capacity: keptCapacity + 1)
+        #expect(bigger.capacity > keptCapacity)
+        #expect(ScratchArrays.keptCapacity(Narrow.self) == keptCapacity, "still kept")
+        _ = ScratchArrays.take(Narrow.self, capacity: capacity)
+        #expect(ScratchArrays.keptCapacity(Narrow.self) == 0, "taken by a request it fits")
+    }
+
+    @Test func givingBackLetsGoOfTheElements() {
+        let count = ScratchArrays.smallest / MemoryLayout<Tracked>.stride + 1
+        weak var first: Tracked?
+        weak var last: Tracked?
+        var array = ScratchArrays.take(Tracked.self, capacity: count)
+        for index in 0..<count {
+            let object = Tracked()
+            if index == 0 { first = object }
+            if index == count - 1 { last = object }
+            array.append(object)
+        }
+        #expect(first != nil && last != nil)
+        ScratchArrays.give(&array)
+        #expect(ScratchArrays.keptCapacity(Tracked.self) >= count)
+        #expect(first == nil && last == nil, "elements kept alive by a kept buffer")
+        #expect(ScratchArrays.take(Tracked.self, capacity: count).isEmpty)
+    }
+
+    @Test func smallBuffersAndBuffersPastTheBudgetAreNotKept() {
+        var small = ScratchArrays.take(Huge.self, capacity: 4)
+        small.append(Huge())
+        ScratchArrays.give(&small)
+        #expect(ScratchArrays.keptCapacity(Huge.self) == 0, "a small buffer kept")
+        var huge: [Huge] = []
+        huge.reserveCapacity(ScratchArrays.budget / MemoryLayout<Huge>.stride + 1)
+        ScratchArrays.give(&huge)
+        #expect(ScratchArrays.keptCapacity(Huge.self) == 0, "a buffer past the budget kept")
+    }
+}
