@@ -45,6 +45,23 @@ import Testing
         #expect(ScratchArrays.keptCapacity(Narrow.self) == 0, "taken by a request it fits")
     }
 
+    /// A list whose size is not known takes the kept buffer whatever its size, and grows it
+    /// in place when it fits.
+    @Test func aGrowingListTakesTheKeptBufferWhateverItsSize() {
+        struct Rowish { var words: (Int, Int, Int) = (0, 0, 0) }
+        let capacity = ScratchArrays.smallest / MemoryLayout<Rowish>.stride + 1
+        var array = ScratchArrays.take(Rowish.self, capacity: capacity)
+        let first = Self.base(&array)
+        ScratchArrays.give(&array)
+        var small = ScratchArrays.take(Rowish.self, capacity: 0, growing: true)
+        #expect(small.capacity >= capacity && Self.base(&small) == first)
+        ScratchArrays.give(&small)
+        var fresh = ScratchArrays.take(Rowish.self, capacity: 0)
+        #expect(fresh.capacity == 0, "a list of known small size does not take it")
+        _ = Self.base(&fresh)
+        #expect(ScratchArrays.keptCapacity(Rowish.self) >= capacity)
+    }
+
     @Test func givingBackLetsGoOfTheElements() {
         let count = ScratchArrays.smallest / MemoryLayout<Tracked>.stride + 1
         weak var first: Tracked?
@@ -72,5 +89,32 @@ import Testing
         huge.reserveCapacity(ScratchArrays.budget / MemoryLayout<Huge>.stride + 1)
         ScratchArrays.give(&huge)
         #expect(ScratchArrays.keptCapacity(Huge.self) == 0, "a buffer past the budget kept")
+    }
+}
+
+/// Full-size row pages give their buffers back for the next pages (`RowPage.SpareBlocks`):
+/// the values in a page are let go of when it goes, whether its buffer is kept or freed,
+/// a new page starts empty on a kept buffer, and no more than the limit are kept.
+@Suite struct RowPageBlockTests {
+    private final class Tracked {}
+
+    @Test func pagesOnKeptBuffersHoldOnlyTheirOwnValues() {
+        weak var tracked: Tracked?
+        for round in 0..<(RowPage.SpareBlocks.limit + 20) {
+            let page = RowPage(capacity: DecodedPage.slotsPerPage)
+            #expect(page.count == 0, "round \(round)")
+            if round == 0 {
+                let object = Tracked()
+                tracked = object
+                page.append(.other(AnyValueBox(object)))
+            }
+            page.append(.string("row \(round) of a page with a longer text than fits inline"))
+            page.append(.int64(Int64(round)))
+            let values = page.values(in: 0..<page.count)
+            #expect(values.last.flatMap { if case .int64(let value) = $0 { value } else { nil } } == Int64(round))
+            #expect(RowPage.SpareBlocks.count <= RowPage.SpareBlocks.limit)
+        }
+        #expect(tracked == nil, "a value outlived its page")
+        #expect(RowPage.SpareBlocks.count <= RowPage.SpareBlocks.limit)
     }
 }

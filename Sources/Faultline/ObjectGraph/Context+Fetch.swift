@@ -103,7 +103,8 @@ extension ManagedObjectContext {
             // All rows first, so the registry grows once (growing it row by row rehashes it
             // again and again).
             var objects: [ManagedObject] = []
-            let page = try store.fetchPage(request)
+            var page = try store.fetchPage(request)
+            defer { page.recycle() }
             reserveForPrefetching(request, rows: page.count)
             registerObjects(of: page, into: &objects)
             for keyPath in request.relationshipKeyPathsForPrefetching {

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Large array buffers a save fills and drops, kept for the next save: its list of row
-/// changes, the buffer of their values, the sort keys of the rows (`planUpdates`).
+/// Large array buffers a save or a fetch fills and drops, kept for the next: a save's list of
+/// row changes, the buffer of their values, the sort keys of the rows (`planUpdates`); a
+/// fetch's list of decoded rows (``DecodedPage``).
 ///
 /// A save of 100,000 changed objects builds some 25 MB of such arrays and frees them when it
 /// is done. glibc serves a block that large with a fresh mapping from the system, and — its
@@ -33,17 +34,23 @@ enum ScratchArrays {
     }
 
     /// An empty array with room for at least `capacity` elements: the one kept for `T` when it
-    /// is big enough (it is no longer kept), else a new one.
-    static func take<T>(_: T.Type, capacity: Int) -> [T] {
-        if capacity * MemoryLayout<T>.stride >= smallest {
-            let found: [T]? = lock.withLock {
-                guard let entry = kept[ObjectIdentifier(T.self)], let array = entry.array as? [T], array.capacity >= capacity else { return nil }
+    /// is big enough (it is no longer kept), else a new one. `growing` takes the one kept
+    /// whatever its size, for an array whose size is not known beforehand (it grows from there).
+    static func take<T>(_: T.Type, capacity: Int, growing: Bool = false) -> [T] {
+        if growing || capacity * MemoryLayout<T>.stride >= smallest {
+            var found: [T]? = lock.withLock {
+                guard let entry = kept[ObjectIdentifier(T.self)], let array = entry.array as? [T], growing || array.capacity >= capacity else { return nil }
                 kept[ObjectIdentifier(T.self)] = nil
                 keptBytes -= entry.bytes
                 taken += 1
                 return array
             }
-            if let found { return found }
+            // Moved out of the optional (a copy beside it would make the buffer shared, and
+            // growing it copy it).
+            if var array = found.take() {
+                array.reserveCapacity(capacity)
+                return array
+            }
         }
         var array: [T] = []
         array.reserveCapacity(capacity)

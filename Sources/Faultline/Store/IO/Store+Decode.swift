@@ -62,16 +62,18 @@ extension SQLiteStore {
     /// the first page and the row list for that many rows of the fetched entity, so neither
     /// grows and moves while it is filled. `eachRow`, when given, runs after each row is
     /// decoded, with the statement on that row (a prefetch reads its owner column there).
+    /// `reusingKeptRows` starts the row list from the one a fetch gave back (``ScratchArrays``),
+    /// whatever its size: for a caller that gives it back in turn (``DecodedPage/recycle()``).
     func decodePage(
-        _ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage, expectedRows: Int = 0, eachRow: ((Statement) -> Void)? = nil
+        _ statement: Statement, with decoder: RowDecoder, into page: inout DecodedPage, expectedRows: Int = 0, reusingKeptRows: Bool = false,
+        eachRow: ((Statement) -> Void)? = nil
     ) throws -> Double {
         // The first page starts small and grows (a fetch of a few rows takes little room),
         // unless the number of rows is known; the next ones are made full size.
         let expectedValues = expectedRows.multipliedReportingOverflow(by: decoder.plan.stepForSlot.count)
         var values = RowPage(capacity: expectedValues.overflow ? DecodedPage.slotsPerPage : min(max(expectedValues.partialValue, 64), DecodedPage.slotsPerPage))
         var pages: [RowPage] = []
-        var rows: [DecodedPage.Row] = []
-        rows.reserveCapacity(max(expectedRows, 0))
+        var rows = ScratchArrays.take(DecodedPage.Row.self, capacity: max(expectedRows, 0), growing: reusingKeptRows)
         var plans: [DecodePlan] = [decoder.plan]
         // The row's plan and the page being filled are used unretained: the decoder (or its
         // cache of sub-entity plans), a parameter alive for the call, holds the plans, `values`
@@ -235,6 +237,12 @@ struct DecodedPage {
     var rows: [Row] = []
 
     var count: Int { rows.count }
+
+    /// Gives the row list back for the next fetch (``ScratchArrays``), once the rows'
+    /// objects are made; the page is then empty.
+    mutating func recycle() {
+        ScratchArrays.give(&rows)
+    }
 
     /// The ID of row `index`.
     @inline(__always)

@@ -257,7 +257,8 @@ extension SQLiteStore {
         let (entity, entityMapping) = try entityForFetch(request.entityName)
         let columns = selectedColumns(for: entity)
         let (sql, arguments) = try selectSQL(for: request, entity: entity, entityMapping: entityMapping)
-        let page = try selectPage(sql: sql, arguments: arguments, decoder: rowDecoder(for: entity, columns: columns))
+        // Its row list the one the last such fetch gave back, if any (see `DecodedPage.recycle()`).
+        let page = try selectPage(sql: sql, arguments: arguments, decoder: rowDecoder(for: entity, columns: columns), reusingKeptRows: true)
         if connection.isTraced {
             logFetchDetails(entity: entity.name, sql: sql, rows: (0..<page.count).map { page.storeRow(at: $0) })
         }
@@ -295,13 +296,13 @@ extension SQLiteStore {
 
     /// ``selectRows(sql:arguments:entity:columns:variant:)`` into one decoded page (the rows
     /// share its buffers), for a context to make or fill its objects from.
-    /// `expectedRows`: as in ``decodePage(_:with:into:expectedRows:eachRow:)``.
-    func selectPage(sql: String, arguments: [SQLValue], decoder: RowDecoder, expectedRows: Int = 0) throws -> DecodedPage {
+    /// `expectedRows`, `reusingKeptRows`: as in ``decodePage(_:with:into:expectedRows:reusingKeptRows:eachRow:)``.
+    func selectPage(sql: String, arguments: [SQLValue], decoder: RowDecoder, expectedRows: Int = 0, reusingKeptRows: Bool = false) throws -> DecodedPage {
         let start = DispatchTime.now().uptimeNanoseconds
         let statement = try connection.cachedStatement(sql)
         try statement.bind(arguments)
         var page = DecodedPage()
-        let sqlSeconds = try decodePage(statement, with: decoder, into: &page, expectedRows: expectedRows)
+        let sqlSeconds = try decodePage(statement, with: decoder, into: &page, expectedRows: expectedRows, reusingKeptRows: reusingKeptRows)
         logFetchTimes(sqlSeconds: sqlSeconds, since: start, rows: page.count)
         return page
     }
