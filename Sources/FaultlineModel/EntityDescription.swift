@@ -290,7 +290,9 @@ public final class PropertyLayout: Sendable {
     /// Per slot: its name's two words as they are in memory. A key with the same two words
     /// is that name — the same short string held inline, or the same string storage — so a
     /// key written as a literal (`value(forKey: "name")`) finds its slot by comparing two
-    /// integers per slot, before any string comparison.
+    /// integers per slot, before any string comparison. Empty when names repeat: the first
+    /// slot with the same words could then be the relationship's, where ``slot(of:)`` gives
+    /// the attribute's.
     private let nameWords: [NameWords]
     private struct NameWords: Equatable {
         var first: UInt64
@@ -331,7 +333,7 @@ public final class PropertyLayout: Sendable {
         self.index = index
         self.nameLengths = names.map(\.utf8.count)
         // (A string is two words on 64-bit platforms; elsewhere the scan below does it all.)
-        self.nameWords = MemoryLayout<String>.size == MemoryLayout<NameWords>.size ? names.map(NameWords.init) : []
+        self.nameWords = MemoryLayout<String>.size == MemoryLayout<NameWords>.size && !hasDuplicateNames ? names.map(NameWords.init) : []
     }
 
     /// The number of slots.

@@ -34,7 +34,7 @@ import Testing
         #expect(name(of: "short") == "short")
         #expect(name(of: long) == long)
         #expect(name(of: "other") == "other")
-        let built = String(long.reversed().reversed())
+        let built = String(decoding: Array(long.utf8), as: UTF8.self)
         #expect(name(of: built) == long)
         var roomy = String()
         roomy.reserveCapacity(64)
@@ -53,5 +53,22 @@ import Testing
         #expect(layout.slot(of: changed) == nil)
         changed.removeLast()
         #expect(layout.slot(of: changed) == 1)
+    }
+
+    /// Names that repeat (an attribute and a relationship of one name, an invalid model): the
+    /// attribute's slot, whichever string spells the key — the relationship's own name too,
+    /// which a comparison of the strings' words in memory would take for its slot.
+    @Test func aRepeatedNameGivesTheAttributesSlotWhateverStringSpellsIt() {
+        let base = "aRatherLongDuplicatedPropertyName"
+        let attributeName = String(decoding: Array(base.utf8), as: UTF8.self)
+        let relationshipName = String(decoding: Array(base.utf8), as: UTF8.self)
+        let layout = PropertyLayout(
+            attributes: [AttributeDescription(name: attributeName, type: .string)],
+            relationships: [RelationshipDescription(name: relationshipName, destination: "Other")])
+        #expect(layout.hasDuplicateNames)
+        #expect(layout.slot(of: attributeName) == 0)
+        #expect(layout.slot(of: relationshipName) == 0)
+        #expect(layout.slot(of: layout.names[1]) == 0)
+        #expect(layout.slot(of: base) == 0)
     }
 }

@@ -35,6 +35,9 @@ import Testing
             #expect(touched.isEmpty == model.isEmpty, "step \(step)")
             let objects = touched.objects
             #expect(objects.count == model.count && zip(objects, model).allSatisfy { $0 === $1 }, "step \(step): order or members differ")
+            let divisor = Int64(step % 5 + 2)
+            #expect(touched.first { $0.objectID.primaryKey % divisor == 0 } === model.first { $0.objectID.primaryKey % divisor == 0 }, "step \(step)")
+            #expect(touched.contains { $0.objectID.primaryKey == 7 } == model.contains { $0.objectID.primaryKey == 7 }, "step \(step)")
             for candidate in pool {
                 #expect(touched.contains(candidate) == model.contains { $0 === candidate }, "step \(step): \(candidate.objectID.primaryKey)")
             }

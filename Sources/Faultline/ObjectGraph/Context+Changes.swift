@@ -32,7 +32,7 @@ extension ManagedObjectContext {
 
     /// Whether anything is inserted, changed or deleted and not saved yet.
     public var hasChanges: Bool {
-        touched.objects.contains { ($0.isInserted && !$0.isDeleted) || ($0.isDeleted && !$0.isInserted) || $0.isUpdated }
+        touched.contains { ($0.isInserted && !$0.isDeleted) || ($0.isDeleted && !$0.isInserted) || $0.isUpdated }
     }
 
     // MARK: Insert and delete
@@ -142,7 +142,7 @@ extension ManagedObjectContext {
         try recordingChanges {
             let changesBefore = changeCount
             var flagsRecorded: [ObjectKey] = []
-            while deletionsMayNeedRules, let object = touched.objects.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
+            while deletionsMayNeedRules, let object = touched.first(where: { $0.isDeleted && !propagatedDeletions.contains(ObjectKey($0)) }) {
                 let key = ObjectKey(object)
                 // The undo step records that this object's rules had not run, so undoing it
                 // makes the next save run them again (else the save deletes the object and

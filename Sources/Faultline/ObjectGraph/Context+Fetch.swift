@@ -84,7 +84,7 @@ extension ManagedObjectContext {
         guard !touched.isEmpty else { return false }
         guard let entity = model.entity(named: entityName) else { return true }
         let family = Set(model.entityAndDescendants(of: entity).map(\.name))
-        return touched.objects.contains { family.contains($0.entity.name) }
+        return touched.contains { family.contains($0.entity.name) }
     }
 
     private func fetchFromStore(_ request: FetchRequest) throws -> [ManagedObject] {

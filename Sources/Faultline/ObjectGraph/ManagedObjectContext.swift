@@ -84,8 +84,8 @@ public final class ManagedObjectContext {
         }
     }
     /// The object ``willChange(_:)`` last put in ``touched``, while it is there (any change
-    /// of ``touched`` forgets it): setting several values of one object writes the
-    /// dictionary once. Kept in the link, where typed setters read it (see
+    /// of ``touched`` forgets it): setting several values of one object adds it to
+    /// ``touched`` once. Kept in the link, where typed setters read it (see
     /// `ContextLink.lastTouched`).
     var lastTouched: ObjectKey? {
         @inline(__always) get { link.lastTouched }

@@ -391,6 +391,7 @@ final class RowPage {
     /// that memory back to the system, and the next fetch took it again page fault by page
     /// fault. A kept block holds no values.
     enum SpareBlocks {
+        /// The most blocks kept (12 MiB).
         static let limit = 128
         private static let lock = NSLock()
         // Read and written only under `lock`.
@@ -399,6 +400,7 @@ final class RowPage {
         /// How many blocks are kept (for tests).
         static var count: Int { lock.withLock { blocks.count } }
 
+        /// A kept block (uninitialized values), no longer kept; nil when none is.
         static func take() -> UnsafeMutablePointer<StoredValue>? {
             lock.withLock { blocks.popLast() }
         }

@@ -32,6 +32,20 @@ struct TouchedObjects {
         staleCount == 0 ? entries : entries.filter(\.isTouched)
     }
 
+    /// The first object, in order, that satisfies `predicate`: no copy of the list made (a
+    /// loop over ``objects`` copies it while a removed object's entry is still in it).
+    func first(where predicate: (ManagedObject) throws -> Bool) rethrows -> ManagedObject? {
+        for object in entries where object.isTouched {
+            if try predicate(object) { return object }
+        }
+        return nil
+    }
+
+    /// Whether some object satisfies `predicate` (see ``first(where:)``).
+    func contains(where predicate: (ManagedObject) throws -> Bool) rethrows -> Bool {
+        try first(where: predicate) != nil
+    }
+
     /// Whether an object of the context is among them.
     @inline(__always)
     func contains(_ object: ManagedObject) -> Bool { object.isTouched }
