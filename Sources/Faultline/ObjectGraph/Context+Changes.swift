@@ -493,8 +493,8 @@ extension ManagedObjectContext {
     /// share 0), then primary key, then entity name; each object's keys are read once.
     ///
     /// The sort moves keys and unretained references: `objects` (an array, a collection that
-    /// holds its elements) keeps the objects alive meanwhile, and
-    /// only the result retains them. Sorting the objects themselves retained and released
+    /// holds its elements) keeps the objects alive meanwhile, and only the result retains
+    /// them. Sorting the objects themselves retained and released
     /// each several times (copies into the keyed array, the merge's moves, the result, the
     /// keyed array freed): atomic operations on objects long out of the cache, in a save of
     /// 100,000 of them.
