@@ -252,11 +252,7 @@ extension ManagedObjectContext {
 
     /// Step 2: new rows, every column of the entity.
     func planInserts(_ inserted: [ManagedObject], writes: RelationshipWrites, plan: inout SavePlan) {
-        if plan.inserts.isEmpty {
-            plan.inserts = ScratchArrays.take(SavePlan.RowChange.self, capacity: inserted.count)
-        } else {
-            plan.inserts.reserveCapacity(plan.inserts.count + inserted.count)
-        }
+        ScratchArrays.reserve(&plan.inserts, adding: inserted.count)
         for object in inserted {
             guard let row = store.rowLayout(for: object.entity) else { continue }
             let bySlot = row.holds(object)
@@ -364,11 +360,7 @@ extension ManagedObjectContext {
             rows.append((row.entityNumber, object.objectID.primaryKey, .passUnretained(object), .passUnretained(row)))
         }
         rows.sort { ($0.number, $0.key) < ($1.number, $1.key) }
-        if plan.updates.isEmpty {
-            plan.updates = ScratchArrays.take(SavePlan.RowChange.self, capacity: rows.count)
-        } else {
-            plan.updates.reserveCapacity(plan.updates.count + rows.count)
-        }
+        ScratchArrays.reserve(&plan.updates, adding: rows.count)
         // Rows of one entity changed in the same columns (most, in a bulk change) share one
         // column list, as they share one statement.
         var lastColumns: (row: EntityRowLayout, mask: UInt64, names: [String])?

@@ -57,6 +57,16 @@ enum ScratchArrays {
         return array
     }
 
+    /// Makes room in `array` for `count` more elements: an empty array takes the buffer kept
+    /// for `T` (see ``take(_:capacity:growing:)``), one with elements grows as usual.
+    static func reserve<T>(_ array: inout [T], adding count: Int) {
+        if array.isEmpty {
+            array = take(T.self, capacity: count)
+        } else {
+            array.reserveCapacity(array.count + count)
+        }
+    }
+
     /// Empties `array` (its elements are destroyed here) and keeps its buffer for the next
     /// ``take(_:capacity:)`` of `T`, when it is big enough and fits the budget (replacing a
     /// smaller one kept); `array` is left empty, without a buffer.

@@ -167,8 +167,7 @@ extension SQLiteStore {
 
         mutating func statement(_ store: SQLiteStore, _ table: String, _ columns: [String], _ text: (String, [String]) -> String) throws -> Statement {
             if let current, self.table == table, self.columns == columns { return current }
-            current?.reset()
-            current = nil
+            finish()
             let statement = try store.connection.cachedStatement(text(table, columns))
             (self.table, self.columns, current) = (table, columns, statement)
             return statement
