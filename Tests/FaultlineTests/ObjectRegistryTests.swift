@@ -187,11 +187,11 @@ import Testing
     }
 
     /// A large table, emptied when its registry goes or is emptied, is kept for the next
-    /// registry of its size (`ObjectRegistry.SpareTable`): that registry starts empty — no ID
+    /// registry of its size (`ObjectRegistry.spareTables`): that registry starts empty — no ID
     /// of the last one found, no object of it kept alive — whatever the last one did (IDs
     /// removed, entries moved back, objects held elsewhere).
     @Test func aLargeTableKeptForReuseComesBackEmpty() {
-        let reusesBefore = ObjectRegistry.SpareTable.reuses
+        let reusesBefore = ObjectRegistry.spareTables.reuses
         let made = Made()
         var heldElsewhere: [ManagedObject] = []
         var previous: [ManagedObjectID] = []
@@ -214,7 +214,7 @@ import Testing
         }
         heldElsewhere.removeAll()
         #expect(made.alive == 0, "objects outlived the registries")
-        #expect(ObjectRegistry.SpareTable.reuses > reusesBefore, "no registry took the kept table")
+        #expect(ObjectRegistry.spareTables.reuses > reusesBefore, "no registry took the kept table")
     }
 
     /// A new object's value sets are written over without letting go of anything only when

@@ -92,7 +92,7 @@ import Testing
     }
 }
 
-/// Full-size row pages give their buffers back for the next pages (`RowPage.SpareBlocks`):
+/// Full-size row pages give their buffers back for the next pages (`RowPage.spareBlocks`):
 /// the values in a page are let go of when it goes, whether its buffer is kept or freed,
 /// a new page starts empty on a kept buffer, and no more than the limit are kept.
 @Suite struct RowPageBlockTests {
@@ -100,7 +100,7 @@ import Testing
 
     @Test func pagesOnKeptBuffersHoldOnlyTheirOwnValues() {
         weak var tracked: Tracked?
-        for round in 0..<(RowPage.SpareBlocks.limit + 20) {
+        for round in 0..<(RowPage.spareBlocks.limit + 20) {
             let page = RowPage(capacity: DecodedPage.slotsPerPage)
             #expect(page.count == 0, "round \(round)")
             if round == 0 {
@@ -112,9 +112,37 @@ import Testing
             page.append(.int64(Int64(round)))
             let values = page.values(in: 0..<page.count)
             #expect(values.last.flatMap { if case .int64(let value) = $0 { value } else { nil } } == Int64(round))
-            #expect(RowPage.SpareBlocks.count <= RowPage.SpareBlocks.limit)
+            #expect(RowPage.spareBlocks.count <= RowPage.spareBlocks.limit)
         }
         #expect(tracked == nil, "a value outlived its page")
-        #expect(RowPage.SpareBlocks.count <= RowPage.SpareBlocks.limit)
+        #expect(RowPage.spareBlocks.count <= RowPage.spareBlocks.limit)
+    }
+}
+
+/// A pool of spare raw buffers (`SpareBuffers`, behind the registry's tables and the row
+/// pages' blocks): a buffer is taken only by a request of its size, once; past the limit the
+/// oldest kept is freed.
+@Suite struct SpareBuffersTests {
+    @Test func buffersAreTakenBySizeOnceAndTheOldestGoesPastTheLimit() {
+        final class Freed: @unchecked Sendable { var pointers: [UnsafeMutablePointer<Int>] = [] }
+        let freed = Freed()
+        let spares = SpareBuffers<Int>(limit: 2) { pointer in
+            freed.pointers.append(pointer)
+            pointer.deallocate()
+        }
+        let a = UnsafeMutablePointer<Int>.allocate(capacity: 8)
+        let b = UnsafeMutablePointer<Int>.allocate(capacity: 16)
+        let c = UnsafeMutablePointer<Int>.allocate(capacity: 8)
+        spares.keep(a, count: 8)
+        spares.keep(b, count: 16)
+        #expect(spares.take(count: 4) == nil, "no buffer of that size")
+        spares.keep(c, count: 8)
+        #expect(spares.count == 2 && freed.pointers == [a], "the oldest freed past the limit")
+        #expect(spares.take(count: 8) == c)
+        #expect(spares.take(count: 8) == nil, "a buffer is taken once")
+        #expect(spares.take(count: 16) == b)
+        #expect(spares.count == 0 && spares.reuses == 2)
+        c.deallocate()
+        b.deallocate()
     }
 }

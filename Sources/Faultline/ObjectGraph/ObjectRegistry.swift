@@ -68,12 +68,12 @@ final class ObjectRegistry {
 
     private static let minimumBuckets = 8
 
-    /// `buckets` empty entries: the spare table when it has that many buckets (see
-    /// ``SpareTable``), else zeroed memory, which is an empty entry (a zero ID and no object).
+    /// `buckets` empty entries: a spare table when one has that many buckets (see
+    /// ``spareTables``), else zeroed memory, which is an empty entry (a zero ID and no object).
     /// A large table comes zeroed from the system, page by page as it is reached, instead of
     /// being written over once before use.
     private static func allocate(_ buckets: Int) -> UnsafeMutablePointer<Entry> {
-        if buckets >= SpareTable.smallest, let spare = SpareTable.take(buckets: buckets) { return spare }
+        if keepsSpare(buckets), let spare = spareTables.take(count: buckets) { return spare }
         guard let memory = calloc(buckets, MemoryLayout<Entry>.stride) else {
             fatalError("out of memory for a registry of \(buckets) entries")
         }
@@ -94,54 +94,24 @@ final class ObjectRegistry {
     }
 
     /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
-    /// or keeps it as the spare table.
+    /// or keeps it as a spare table.
     private static func deallocateEmptied(_ entries: UnsafeMutablePointer<Entry>, buckets: Int) {
-        if buckets >= SpareTable.smallest, buckets <= SpareTable.largest {
-            SpareTable.keep(entries, buckets: buckets)
+        if keepsSpare(buckets) {
+            spareTables.keep(entries, count: buckets)
         } else {
             deallocate(entries)
         }
     }
 
-    /// One emptied large table kept for the next registry that needs one of its size: a
-    /// context is often made, filled by a fetch and let go of, again and again (a request
-    /// each, a round of a benchmark), and a new table of 262,144 buckets (100,000 objects)
-    /// came from the system as 1,536 fresh pages, each a page fault when first written
-    /// (more time than registering the objects). The table kept holds no reference; it is
-    /// at most ``largest`` buckets (12 MiB), the memory a process keeps for this.
-    enum SpareTable {
-        /// The smallest table kept (768 KiB): a smaller one is reused by the allocator itself.
-        static let smallest = 1 << 15
-        /// The largest table kept (12 MiB).
-        static let largest = 1 << 19
-        private static let lock = NSLock()
-        // Read and written only under `lock`.
-        nonisolated(unsafe) private static var table: (entries: UnsafeMutablePointer<Entry>, buckets: Int)?
-        nonisolated(unsafe) private static var taken = 0
+    /// One emptied large table kept for the next registry that needs one of its size: a new
+    /// table of 262,144 buckets (100,000 objects) came from the system as 1,536 fresh pages,
+    /// each a page fault when first written (more time than registering the objects). Every
+    /// entry of a kept table is empty. Tables of 32,768 to 524,288 buckets (768 KiB to 12 MiB,
+    /// the memory a process keeps for this); a smaller one the allocator reuses itself.
+    static let spareTables = SpareBuffers<Entry>(limit: 1, free: deallocate)
 
-        /// How many times a registry took the spare table (for tests).
-        static var reuses: Int { lock.withLock { taken } }
-
-        /// The spare table, when it has `buckets` buckets; it is no longer the spare.
-        static func take(buckets: Int) -> UnsafeMutablePointer<Entry>? {
-            lock.withLock {
-                guard let table, table.buckets == buckets else { return nil }
-                Self.table = nil
-                taken += 1
-                return table.entries
-            }
-        }
-
-        /// Keeps an emptied table as the spare, freeing the one kept before.
-        static func keep(_ entries: UnsafeMutablePointer<Entry>, buckets: Int) {
-            let previous = lock.withLock {
-                let previous = table
-                table = (entries, buckets)
-                return previous
-            }
-            if let previous { ObjectRegistry.deallocate(previous.entries) }
-        }
-    }
+    /// Whether a table of `buckets` is kept when emptied (see ``spareTables``).
+    private static func keepsSpare(_ buckets: Int) -> Bool { buckets >= 1 << 15 && buckets <= 1 << 19 }
 
     /// Frees what ``allocate(_:)`` made (its entries hold no references any more).
     private static func deallocate(_ entries: UnsafeMutablePointer<Entry>) {

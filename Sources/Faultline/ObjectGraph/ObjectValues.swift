@@ -374,47 +374,26 @@ final class RowPage {
     }
 
     /// Room for `capacity` values: a kept block when the page is full size (see
-    /// ``SpareBlocks``).
+    /// ``spareBlocks``).
     private static func allocate(capacity: Int) -> UnsafeMutablePointer<StoredValue> {
-        if capacity == DecodedPage.slotsPerPage, let block = SpareBlocks.take() { return block }
+        if capacity == DecodedPage.slotsPerPage, let block = spareBlocks.take(count: capacity) { return block }
         return .allocate(capacity: capacity)
     }
 
     private static func deallocate(_ storage: UnsafeMutablePointer<StoredValue>, capacity: Int) {
-        if capacity == DecodedPage.slotsPerPage, SpareBlocks.keep(storage) { return }
-        storage.deallocate()
+        if capacity == DecodedPage.slotsPerPage {
+            spareBlocks.keep(storage, count: capacity)
+        } else {
+            storage.deallocate()
+        }
     }
 
-    /// Full-size page buffers (96 KiB) let go of, kept for the next pages, up to ``limit``
+    /// Full-size page buffers (96 KiB) let go of, kept for the next pages, up to 128 of them
     /// (12 MiB, the pages of about 100,000 rows of five values). A fetch of 100,000 objects
     /// fills some 120 pages and lets go of them when its objects go; glibc then gave much of
     /// that memory back to the system, and the next fetch took it again page fault by page
     /// fault. A kept block holds no values.
-    enum SpareBlocks {
-        /// The most blocks kept (12 MiB).
-        static let limit = 128
-        private static let lock = NSLock()
-        // Read and written only under `lock`.
-        nonisolated(unsafe) private static var blocks: [UnsafeMutablePointer<StoredValue>] = []
-
-        /// How many blocks are kept (for tests).
-        static var count: Int { lock.withLock { blocks.count } }
-
-        /// A kept block (uninitialized values), no longer kept; nil when none is.
-        static func take() -> UnsafeMutablePointer<StoredValue>? {
-            lock.withLock { blocks.popLast() }
-        }
-
-        /// Keeps a block (its values deinitialized already); false when enough are kept.
-        static func keep(_ block: UnsafeMutablePointer<StoredValue>) -> Bool {
-            lock.withLock {
-                guard blocks.count < limit else { return false }
-                if blocks.capacity == 0 { blocks.reserveCapacity(limit) }
-                blocks.append(block)
-                return true
-            }
-        }
-    }
+    static let spareBlocks = SpareBuffers<StoredValue>(limit: 128) { $0.deallocate() }
 
     /// The value at `index` (below ``count``).
     @inline(__always)
