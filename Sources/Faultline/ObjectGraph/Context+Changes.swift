@@ -168,6 +168,12 @@ extension ManagedObjectContext {
     }
 
     private func propagateDeletion(of object: ManagedObject) throws {
+        // A deleted fault whose row is gone has no relationships to follow: with
+        // shouldDeleteInaccessibleFaults the save discards it, else the save fails on it.
+        if object.isFault, shouldDeleteInaccessibleFaults, !(try fireFaultIfRowExists(object)) {
+            deleteInaccessibleFault(object)
+            return
+        }
         try fireFault(object)
         if callsLifecycleHooks(of: object) { object.prepareForDeletion() }
         for relationship in object.entity.relationships {
@@ -399,7 +405,13 @@ extension ManagedObjectContext {
             }
             object.isDeleted = false
             object.pendingToMany.removeAll()
-            if !object.isFault {
+            if object.isInaccessible {
+                // Deleted because its row was gone: a fault again, which the next read finds gone.
+                object.isInaccessible = false
+                object.isFault = true
+                object.storage.removeAll()
+                object.committed.removeAll()
+            } else if !object.isFault {
                 object.storage = object.committed
             } else {
                 // A fault has no loaded values; fired to-manys are dropped with its changes.

@@ -74,12 +74,15 @@ extension ManagedObjectContext {
     }
 
     /// A child's fault fires from the parent's object (whose own fault fires if need be).
-    func fireFaultFromParent(_ object: ManagedObject) throws {
-        guard let parent else { return }
+    /// False (the object left a fault) when the parent has no row for it: the parent's object
+    /// is a fault whose row is gone, or was deleted as one.
+    func fireFaultFromParent(_ object: ManagedObject) throws -> Bool {
+        guard let parent else { return true }
         adoptPermanentIDsFromParent()
         let id = object.objectID
-        let snapshot = try parent.performAndWait { try parent.snapshotForChild(id) }
+        guard let snapshot = try parent.performAndWait({ try parent.snapshotForChild(id) }) else { return false }
         fill(object, fromParent: snapshot)
+        return true
     }
 
     /// A child's to-many fault fires with the IDs the parent's object holds now; the child's
@@ -263,9 +266,12 @@ extension ManagedObjectContext {
         return object(with: current)
     }
 
-    func snapshotForChild(_ id: ManagedObjectID) throws -> ParentSnapshot {
+    /// The values a child's fault fires with; nil when the object's row is gone (a fault that
+    /// cannot fire, or one deleted as inaccessible).
+    func snapshotForChild(_ id: ManagedObjectID) throws -> ParentSnapshot? {
         let object = try objectForChild(id)
-        try fireFault(object)
+        if object.isInaccessible { return nil }
+        guard try fireFaultIfRowExists(object) else { return nil }
         return snapshot(of: object)
     }
 

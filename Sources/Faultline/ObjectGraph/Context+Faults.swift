@@ -150,10 +150,7 @@ extension ManagedObjectContext {
     func fireFaultIfRowExists(_ object: ManagedObject) throws -> Bool {
         guard object.isFault else { return true }
         checkAccess()
-        if parent != nil {
-            try fireFaultFromParent(object)
-            return true
-        }
+        if parent != nil { return try fireFaultFromParent(object) }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
         if let (batch, index) = object.batchPosition {
             try loadBatch(batch, containing: index)
@@ -170,6 +167,42 @@ extension ManagedObjectContext {
         }
         faultObserver?(FaultEvent(kind: .object, objectID: object.objectID, origin: object.faultOrigin))
         return true
+    }
+
+    /// Fires a fault for a read that cannot throw (``ManagedObject/value(forKey:)``, a typed
+    /// property's getter): an inaccessible fault (its row is gone) is deleted, or with
+    /// ``shouldDeleteInaccessibleFaults`` false left a fault, its error kept for the next
+    /// ``save()``, as is any other error (the store could not be read).
+    func fireFaultForRead(_ object: ManagedObject) {
+        do {
+            if try fireFaultIfRowExists(object) { return }
+            if shouldDeleteInaccessibleFaults {
+                deleteInaccessibleFault(object)
+            } else {
+                accessorErrors.append(FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store: its fault cannot be fulfilled"))
+            }
+        } catch {
+            accessorErrors.append(error)
+        }
+    }
+
+    /// Turns an inaccessible fault into a deleted object (see ``shouldDeleteInaccessibleFaults``):
+    /// no values (to-many relationships empty, not faults to fire), deleted, among the changed
+    /// objects, its delete rules counted as applied. Not an undoable change.
+    func deleteInaccessibleFault(_ object: ManagedObject) {
+        guard object.isFault, object.belongs(to: self) else { return }
+        noteChange(object)
+        var values = ObjectValues(layout: object.entity.propertyLayout)
+        for (slot, kind) in values.layout.kinds.enumerated() where kind == .toMany { values[stored: slot] = .objectIDs([]) }
+        object.batchPosition = nil
+        object.storage = values
+        object.committed = values
+        object.isFault = false
+        object.isDeleted = true
+        object.isInaccessible = true
+        propagatedDeletions.insert(ObjectKey(object))
+        changeCount &+= 1
+        touched.insert(object)
     }
 
     func fill(_ object: ManagedObject, from row: StoreRow) {

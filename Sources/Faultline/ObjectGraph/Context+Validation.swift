@@ -20,7 +20,8 @@ extension ManagedObjectContext {
         try touchedInSaveOrder().forEachBorrowed { object in
             do {
                 if object.isDeleted {
-                    if !object.isInserted { try object.validateForDelete() }
+                    // An inaccessible fault deleted is exempt: it no longer exists.
+                    if !object.isInserted, !object.isInaccessible { try object.validateForDelete() }
                 } else if object.isInserted {
                     try object.validateForInsert()
                 } else if object.isUpdated {

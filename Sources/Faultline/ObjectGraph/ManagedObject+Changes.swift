@@ -139,7 +139,7 @@ extension ManagedObject {
     /// objects; a to-many whose fault never fired is left out.
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         guard let context = managedObjectContext, !isInserted else { return [:] }
-        if isFault { try? context.fireFault(self) }
+        if isFault { context.fireFaultForRead(self) }
         let names = keys ?? (entity.attributes.map(\.name) + entity.relationships.map(\.name))
         var result: [String: Any?] = [:]
         for key in names {

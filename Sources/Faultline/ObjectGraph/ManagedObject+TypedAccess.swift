@@ -18,7 +18,7 @@ extension ManagedObject {
     private func loadedSlot(_ index: Int, _ key: String) -> (slot: Int, context: ManagedObjectContext)? {
         guard index < classSlots.count, let context = managedObjectContext else { return nil }
         context.checkAccess()
-        if isFault { try? context.fireFault(self) }
+        if isFault { context.fireFaultForRead(self) }
         if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
         // The row may have been a sub-entity's, whose layout the class's slots do not fit
         // (``keepLayout(of:)`` drops them): then by key.

@@ -47,7 +47,8 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// Whether the object is deleted and the deletion is not saved yet.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// The context's marks on the object, one byte: bits 0–1 ``wasVisibleBeforeEvent`` (0 nil,
-    /// 1 false, 2 true), bit 2 ``isTouched``, bit 3 ``hasStaleTouchedEntry``.
+    /// 1 false, 2 true), bit 2 ``isTouched``, bit 3 ``hasStaleTouchedEntry``, bit 4
+    /// ``isInaccessible``.
     @exclusivity(unchecked) final var contextMarks: UInt8 = 0
     /// ``faultOrigin`` as its number in ``FaultOrigins`` (0: none). Four bytes in the padding
     /// after the flags, where a `String?` took sixteen of its own in every object.
@@ -89,6 +90,14 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     final var hasStaleTouchedEntry: Bool {
         @inline(__always) get { contextMarks & 8 != 0 }
         @inline(__always) set { contextMarks = newValue ? contextMarks | 8 : contextMarks & ~8 }
+    }
+
+    /// Whether the object is deleted because its row was gone when its fault fired (see
+    /// ``ManagedObjectContext/shouldDeleteInaccessibleFaults``): exempt from validation and
+    /// delete rules, and discarded, not deleted, by the next save.
+    final var isInaccessible: Bool {
+        @inline(__always) get { contextMarks & 16 != 0 }
+        @inline(__always) set { contextMarks = newValue ? contextMarks | 16 : contextMarks & ~16 }
     }
 
     /// The values as last read from or written to the store, by property name (same shapes as
@@ -305,7 +314,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         }
         context.checkAccess()
         if isFault {
-            try? context.fireFault(self)
+            context.fireFaultForRead(self)
         }
         if let partialKeys, !partialKeys.contains(key) { context.completePartialObject(self) }
         if storage.layout !== layout {
@@ -442,7 +451,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// order (this fires the relationship fault).
     public func objectIDs(forRelationshipNamed name: String) -> [ManagedObjectID] {
         guard let relationship = entity.relationship(named: name), let context = managedObjectContext else { return [] }
-        if isFault { try? context.fireFault(self) }
+        if isFault { context.fireFaultForRead(self) }
         if relationship.isToMany {
             _ = try? context.fireRelationshipFault(relationship, of: self)
             return storage.objectIDs(forKey: name) ?? []

@@ -47,6 +47,19 @@ public final class ManagedObjectContext {
 
     /// How a save resolves rows changed in the store since they were read (default: fail).
     public var mergePolicy: MergePolicy = .error
+    /// What a read does with an *inaccessible fault*, an object whose row is no longer in the
+    /// store when its fault fires (another context or process deleted it), as Core Data's
+    /// `shouldDeleteInaccessibleFaults`.
+    ///
+    /// True (the default): the object becomes a deleted object — its attributes read as nil
+    /// (a typed property's default: 0, false), its relationships as empty, ``ManagedObject/isDeleted``
+    /// is true and it is among ``deletedObjects`` — exempt from validation and delete rules;
+    /// the next ``save()`` discards it (no `DELETE`: the row is gone) and lists it as deleted,
+    /// ``rollback()`` turns it back into a fault. False: the object stays a fault, reads give
+    /// nil, and the next ``save()`` throws the error (Core Data raises an exception); the
+    /// throwing calls (``existingObject(with:)``, ``ManagedObject/setValue(_:forKey:)``) throw it
+    /// either way.
+    public var shouldDeleteInaccessibleFaults = true
     /// Called after each successful save with the permanent IDs of what it wrote.
     public var didSave: ((SaveNotification) -> Void)?
     /// Everything the last batch request run by this context changed in the store (its

@@ -1,0 +1,143 @@
+import Faultline
+import FaultlineModel
+import FaultlineSQL
+import FaultlineTestSupport
+import Foundation
+import Testing
+
+/// Faults whose row another writer deleted (Core Data's inaccessible faults): with
+/// `shouldDeleteInaccessibleFaults` (the default) a read turns them into deleted objects the
+/// next save discards; without it the read leaves them faults and the next save reports them.
+@Suite struct InaccessibleFaultTests {
+    /// A context on a copy of the Inventory sample, a fault of Location `key`, and that
+    /// location's row deleted behind the context's back (its inventories left pointing at it).
+    static func faultWithRowGone(_ key: Int64 = 2) throws -> (URL, ManagedObjectContext, ManagedObject, Recorder) {
+        let url = try SaveTests.copyOfInventory()
+        let (context, sql) = try SaveTests.open(url)
+        let fault = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: key))
+        #expect(fault.isFault)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZLOCATION WHERE Z_PK = ?", [.integer(key)])
+        return (url, context, fault, sql)
+    }
+
+    @Test func aReadOfAFaultWhoseRowIsGoneDeletesIt() throws {
+        let (_, context, fault, _) = try Self.faultWithRowGone()
+        #expect(!context.hasChanges)
+        #expect(fault.value(forKey: "label") == nil)
+        #expect(fault.isDeleted && !fault.isFault)
+        #expect((fault.value(forKey: "inventories") as? [ManagedObject])?.isEmpty == true, "no relationship fault to fire: empty")
+        #expect(context.deletedObjects == [fault] && context.hasChanges)
+        #expect(context.registeredObjects[fault.objectID] === fault)
+        // Exempt from validation (the model's rules would refuse a location without a label
+        // only if it had one; Deny rules are not checked either).
+        try context.validatePendingChanges()
+    }
+
+    @Test func theSaveDiscardsItWithoutADeleteAndListsItAsDeleted() throws {
+        let (url, context, fault, sql) = try Self.faultWithRowGone()
+        _ = fault.value(forKey: "label")
+        var saved: SaveNotification?
+        context.didSave = { saved = $0 }
+        sql.clear()
+        try context.save()
+        #expect(!sql.sql.contains { $0.hasPrefix("DELETE") }, "the row is gone: nothing to delete")
+        #expect(saved?.deletedObjectIDs == [fault.objectID])
+        #expect(context.registeredObjects[fault.objectID] == nil && fault.managedObjectContext == nil)
+        #expect(!context.hasChanges)
+        // The other rows are as they were: the rule of the location's inventories did not run.
+        let raw = try Connection(path: url.path, mode: .readOnly)
+        #expect(try raw.scalar("SELECT COUNT(*) FROM ZINVENTORY WHERE ZLOCATION = 2") == .integer(2))
+    }
+
+    @Test func objectsDidChangeAnnouncesItAsDeleted() throws {
+        let (_, context, fault, _) = try Self.faultWithRowGone()
+        let deleted = Recorded<Set<ManagedObjectID>>()
+        let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.objectsDidChangeNotification, object: context, queue: nil) { note in
+            let objects = note.userInfo?[ManagedObjectContext.NotificationKey.deletedObjects.rawValue] as? Set<ManagedObject> ?? []
+            deleted.value = Set(objects.map(\.objectID))
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        _ = fault.value(forKey: "label")
+        try context.processPendingChanges()
+        #expect(deleted.value == [fault.objectID])
+    }
+
+    @Test func aTypedGetterReadsTheDefault() throws {
+        let url = try SaveTests.copyOfInventory()
+        let coordinator = try PersistentStoreCoordinator(model: try ManagedObjectModel(contentsOf: SaveTests.modelURL), storeURL: url, options: .init(readOnly: false))
+        try coordinator.registerClasses([InventoryItem.self, InventoryLocation.self, InventoryAsset.self])
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let item = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 4))
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 4")
+        let typed = try #require(item as? InventoryItem)
+        #expect(typed.count == 0 && typed.date == nil && typed.location == nil)
+        #expect(typed.isDeleted && context.deletedObjects == [typed])
+        try context.save()
+    }
+
+    @Test func withoutItTheReadLeavesAFaultAndTheNextSaveReportsIt() throws {
+        let (_, context, fault, _) = try Self.faultWithRowGone()
+        context.shouldDeleteInaccessibleFaults = false
+        #expect(fault.value(forKey: "label") == nil)
+        #expect(fault.isFault && !fault.isDeleted && !context.hasChanges)
+        do {
+            try context.save()
+            Issue.record("the fault that could not be fulfilled went unreported")
+        } catch let error as FetchRequestError {
+            #expect(error.message.contains("no longer exists in the store"))
+            #expect(error.message.contains(fault.objectID.uriRepresentation))
+        }
+        // Reported once: the error is not kept past the save that threw it.
+        try context.save()
+    }
+
+    @Test func rollbackTurnsItBackIntoAFault() throws {
+        let (_, context, fault, _) = try Self.faultWithRowGone()
+        _ = fault.value(forKey: "label")
+        #expect(fault.isDeleted)
+        context.rollback()
+        #expect(fault.isFault && !fault.isDeleted && !context.hasChanges)
+        #expect(context.deletedObjects.isEmpty)
+        // Read again: the row is still gone.
+        #expect(fault.value(forKey: "label") == nil)
+        #expect(fault.isDeleted)
+    }
+
+    @Test func deletingAFaultWhoseRowIsGoneSavesWithoutItsRules() throws {
+        let (_, context, fault, sql) = try Self.faultWithRowGone()
+        context.delete(fault)
+        sql.clear()
+        try context.save()
+        #expect(!sql.sql.contains { $0.hasPrefix("DELETE") })
+        #expect(fault.managedObjectContext == nil)
+    }
+
+    @Test func withoutItDeletingAFaultWhoseRowIsGoneFailsTheSave() throws {
+        let (_, context, fault, _) = try Self.faultWithRowGone()
+        context.shouldDeleteInaccessibleFaults = false
+        context.delete(fault)
+        #expect(throws: FetchRequestError.self) { try context.save() }
+        #expect(context.hasChanges && fault.isDeleted)
+    }
+
+    @Test func aChildDeletesItAndItsSaveReachesTheParentAndTheStore() throws {
+        let (_, parent, _, sql) = try Self.faultWithRowGone()
+        let child = ManagedObjectContext(parent: parent)
+        let fault = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: parent.coordinator.store.identifier, primaryKey: 2))
+        #expect(fault.value(forKey: "label") == nil)
+        #expect(fault.isDeleted && child.deletedObjects == [fault])
+        try child.save()
+        #expect(parent.deletedObjects.map(\.objectID) == [fault.objectID])
+        sql.clear()
+        try parent.save()
+        #expect(!sql.sql.contains { $0.hasPrefix("DELETE") })
+        #expect(!parent.hasChanges)
+    }
+}
+
+/// A value set from a notification handler, read after it ran (on the same thread).
+final class Recorded<Value>: @unchecked Sendable {
+    var value: Value?
+}
