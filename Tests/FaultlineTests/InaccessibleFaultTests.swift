@@ -141,3 +141,58 @@ import Testing
 final class Recorded<Value>: @unchecked Sendable {
     var value: Value?
 }
+
+/// What a review found: other changes pointing at an inaccessible object, and undo.
+@Suite struct InaccessibleFaultReviewTests {
+    @Test func aReferenceToAFaultWhoseRowIsGoneFailsTheSaveReadOrNot() throws {
+        for reads in [false, true] {
+            let (url, context, fault, _) = try InaccessibleFaultTests.faultWithRowGone(2)
+            let item = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+            try item.setValue(fault, forKey: "location")
+            if reads {
+                _ = fault.value(forKey: "label")
+                #expect(fault.isDeleted)
+            }
+            do {
+                try context.save()
+                Issue.record("a change pointing at a row that is gone was saved (read first: \(reads))")
+            } catch let error as MergeConflictError {
+                #expect(error.conflicts.map(\.objectID) == [fault.objectID] && error.conflicts.first?.storeVersion == nil)
+            }
+            let raw = try Connection(path: url.path, mode: .readOnly)
+            #expect(try raw.scalar("SELECT ZLOCATION FROM ZINVENTORY WHERE Z_PK = 1") == .integer(1), "no dangling foreign key written")
+        }
+    }
+
+    @Test func undoRestoresTheObjectAsItWasBeforeItsFaultFoundTheRowGone() throws {
+        let url = try SaveTests.copyOfInventory()
+        let (context, _) = try SaveTests.open(url)
+        let location = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: 3))
+        #expect(location.value(forKey: "label") as? String == "Office")
+        try location.setValue("Changed", forKey: "label")
+        context.refresh(location, mergeChanges: false)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZLOCATION WHERE Z_PK = 3")
+        _ = location.value(forKey: "label")
+        #expect(location.isDeleted)
+        context.undo()
+        #expect(!location.isDeleted && !location.isFault)
+        try location.setValue("Again", forKey: "label")
+        #expect(context.updatedObjects == [location])
+        var saved: SaveNotification?
+        context.didSave = { saved = $0 }
+        #expect(throws: MergeConflictError.self, "an update of a row that is gone conflicts") { try context.save() }
+        #expect(saved == nil && location.managedObjectContext === context)
+    }
+
+    @Test func rollbackAndResetForgetTheErrorsKeptForTheNextSave() throws {
+        let (_, context, fault, _) = try InaccessibleFaultTests.faultWithRowGone()
+        context.shouldDeleteInaccessibleFaults = false
+        for _ in 0..<100 { _ = fault.value(forKey: "label") }
+        context.rollback()
+        try context.save()
+        _ = fault.value(forKey: "label")
+        context.reset()
+        try context.save()
+    }
+}

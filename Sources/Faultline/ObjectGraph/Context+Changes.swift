@@ -420,6 +420,7 @@ extension ManagedObjectContext {
         }
         touched.removeAll()
         propagatedDeletions.removeAll()
+        accessorErrors.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
         announcePendingChanges(refreshing: true)
@@ -443,6 +444,7 @@ extension ManagedObjectContext {
         registry.removeAll()
         touched.removeAll()
         propagatedDeletions.removeAll()
+        accessorErrors.removeAll()
         undoStack.removeAll()
         redoStack.removeAll()
         announcePendingChanges()

@@ -179,11 +179,18 @@ extension ManagedObjectContext {
             if shouldDeleteInaccessibleFaults {
                 deleteInaccessibleFault(object)
             } else {
-                accessorErrors.append(FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store: its fault cannot be fulfilled"))
+                keepAccessorError(FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store: its fault cannot be fulfilled"))
             }
         } catch {
-            accessorErrors.append(error)
+            keepAccessorError(error)
         }
+    }
+
+    /// Keeps an error of a read or a setter for the next ``save()``, which throws the first:
+    /// a few are kept, not one per read (a loop over faults that cannot fire, in a session
+    /// that never saves).
+    func keepAccessorError(_ error: Error) {
+        if accessorErrors.count < 16 { accessorErrors.append(error) }
     }
 
     /// Turns an inaccessible fault into a deleted object (see ``shouldDeleteInaccessibleFaults``):
@@ -195,6 +202,7 @@ extension ManagedObjectContext {
         var values = ObjectValues(layout: object.entity.propertyLayout)
         for (slot, kind) in values.layout.kinds.enumerated() where kind == .toMany { values[stored: slot] = .objectIDs([]) }
         object.batchPosition = nil
+        object.pendingToMany.removeAll()
         object.storage = values
         object.committed = values
         object.isFault = false

@@ -123,6 +123,14 @@ extension ManagedObjectContext {
         }
         try processPendingChanges()
         try validatePendingChanges()
+        // A fault found gone (deleted as inaccessible) that other changes of this save still
+        // point at: writing them would leave a foreign key naming a row that is gone, so the
+        // save fails with the conflict, whatever the policy — as when the save itself finds
+        // the row gone (`resolveConflicts`).
+        let dangling = touchedInSaveOrder().filter { $0.isInaccessible && $0.isDeleted && isReferencedByPendingChanges($0) }
+        if !dangling.isEmpty {
+            throw MergeConflictError(conflicts: dangling.map { MergeConflict(objectID: $0.objectID, objectVersion: $0.rowVersion, storeVersion: nil) })
+        }
         var overwrite: Set<ObjectIdentifier> = []
         var attempts = 0
         var constraintMerges = 0

@@ -118,7 +118,7 @@ extension ManagedObjectContext {
         // deleted ones forgotten, changed stored ones listed, each list in save order. (A pass
         // per list retained and released every object again, out of the cache.)
         all.forEachBorrowed { object in
-            if object.isInaccessible {
+            if object.isInaccessible && object.isDeleted {
                 // Deleted because its row was gone: nothing to write, discarded with the save.
                 plan.forgotten.append(object)
             } else if object.isInserted != object.isDeleted {

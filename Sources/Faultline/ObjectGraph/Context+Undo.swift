@@ -80,7 +80,7 @@ extension ManagedObjectContext {
             object: object, storage: object.storage, committed: object.committed, pendingToMany: object.pendingToMany,
             isFault: object.isFault, version: object.rowVersion, isInserted: object.isInserted, isDeleted: object.isDeleted,
             isRegistered: !new && isRegistered(object), isTouched: touched.contains(object),
-            isPropagated: propagatedDeletions.contains(key))
+            isPropagated: propagatedDeletions.contains(key), isInaccessible: object.isInaccessible)
     }
 
     func restore(_ state: ObjectState) {
@@ -94,6 +94,7 @@ extension ManagedObjectContext {
         object.rowVersion = state.version
         object.isInserted = state.isInserted
         object.isDeleted = state.isDeleted
+        object.isInaccessible = state.isInaccessible
         if state.isRegistered {
             // An object registered under the ID since (a new fault after the object was
             // forgotten) leaves the registry and keeps its link.
@@ -125,4 +126,7 @@ struct ObjectState {
     var isRegistered: Bool
     var isTouched: Bool
     var isPropagated: Bool
+    /// Whether the object was deleted as an inaccessible fault (a state no undo step records:
+    /// one captured before it restores the object as it was then).
+    var isInaccessible: Bool
 }

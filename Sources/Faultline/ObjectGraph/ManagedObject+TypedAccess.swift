@@ -125,7 +125,7 @@ extension ManagedObject {
                 try context.setAttribute(value, slot: slot, of: self)
             }
         } catch {
-            context.accessorErrors.append(error)
+            context.keepAccessorError(error)
         }
     }
 
@@ -201,7 +201,7 @@ extension ManagedObject {
             context.checkAccess()
             try change(context, entity.relationships[classSlots[index] - entity.attributes.count])
         } catch {
-            context.accessorErrors.append(error)
+            context.keepAccessorError(error)
         }
     }
 
@@ -212,6 +212,6 @@ extension ManagedObject {
             if entity.relationship(named: key) == nil { storage[key] = value }
             return
         }
-        do { try setValue(value, forKey: key) } catch { context.accessorErrors.append(error) }
+        do { try setValue(value, forKey: key) } catch { context.keepAccessorError(error) }
     }
 }

@@ -54,9 +54,11 @@ public final class ManagedObjectContext {
     /// True (the default): the object becomes a deleted object — its attributes read as nil
     /// (a typed property's default: 0, false), its relationships as empty, ``ManagedObject/isDeleted``
     /// is true and it is among ``deletedObjects`` — exempt from validation and delete rules;
-    /// the next ``save()`` discards it (no `DELETE`: the row is gone) and lists it as deleted,
-    /// ``rollback()`` turns it back into a fault. False: the object stays a fault, reads give
-    /// nil, and the next ``save()`` throws the error (Core Data raises an exception); the
+    /// the next ``save()`` discards it (no `DELETE`: the row is gone) and lists it as deleted —
+    /// or fails with a ``MergeConflictError`` when other changes still point at it —, and
+    /// ``rollback()`` turns it back into a fault. False: the object stays a fault, its
+    /// attributes read as nil, and the next ``save()`` throws the error (Core Data raises an
+    /// exception); the
     /// throwing calls (``existingObject(with:)``, ``ManagedObject/setValue(_:forKey:)``) throw it
     /// either way.
     public var shouldDeleteInaccessibleFaults = true
@@ -141,8 +143,9 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var lastInsertableEntity: EntityDescription?
     /// The last ``insertDefaults(for:)``, by entity name, for the same reason.
     @exclusivity(unchecked) var lastInsertDefaults: (entityName: String, defaults: [(slot: Int, value: StoredValue)]?)?
-    /// Errors of typed property setters, which cannot throw: the next ``save()`` throws the
-    /// first of them (and forgets them all), so none goes unnoticed.
+    /// Errors of typed property setters and of reads whose fault could not fire, which cannot
+    /// throw: the next ``save()`` throws the first of them (and forgets them all), so none goes
+    /// unnoticed; ``rollback()`` and ``reset()`` forget them with the changes.
     var accessorErrors: [Error] = []
     /// While ``save()`` runs: whether objects-did-change keeps what it announced
     /// (``announcedObjects``) for the save's did-save.
