@@ -185,6 +185,26 @@ final class Recorded<Value>: @unchecked Sendable {
         #expect(saved == nil && location.managedObjectContext === context)
     }
 
+    @Test func aPartialObjectWhoseRowIsGoneSaysSoAtTheNextSave() throws {
+        let url = try SaveTests.copyOfInventory()
+        let (context, _) = try SaveTests.open(url)
+        var request = FetchRequest(entityName: "Inventory")
+        request.propertiesToFetch = ["count"]
+        request.sortDescriptors = [FLSortDescriptor(key: "count", ascending: true)]
+        let partial = try #require(try context.fetch(request).first)
+        let key = partial.objectID.primaryKey
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = ?", [.integer(key)])
+        #expect(partial.value(forKey: "count") != nil, "fetched: still there")
+        #expect(partial.value(forKey: "location") == nil, "not fetched, and the row is gone")
+        do {
+            try context.save()
+            Issue.record("the properties that could not be loaded went unreported")
+        } catch let error as FetchRequestError {
+            #expect(error.message.contains("no longer exists in the store"))
+        }
+    }
+
     @Test func rollbackAndResetForgetTheErrorsKeptForTheNextSave() throws {
         let (_, context, fault, _) = try InaccessibleFaultTests.faultWithRowGone()
         context.shouldDeleteInaccessibleFaults = false

@@ -186,6 +186,17 @@ extension ManagedObjectContext {
         }
     }
 
+    /// ``fireRelationshipFault(_:of:)`` for a read that cannot throw: no destinations when the
+    /// store cannot be read, the error kept for the next ``save()``.
+    func relationshipFaultForRead(_ relationship: RelationshipDescription, of object: ManagedObject) -> [ManagedObject] {
+        do {
+            return try fireRelationshipFault(relationship, of: object)
+        } catch {
+            keepAccessorError(error)
+            return []
+        }
+    }
+
     /// Keeps an error of a read or a setter for the next ``save()``, which throws the first:
     /// a few are kept, not one per read (a loop over faults that cannot fire, in a session
     /// that never saves).

@@ -161,7 +161,19 @@ extension ManagedObjectContext {
         object.partialKeys = nil
         guard !object.objectID.isTemporaryID, parent == nil else { return }
         coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-        guard let row = try? store.fetchRow(for: object.objectID) else { return }
+        let row: StoreRow
+        do {
+            guard let found = try store.fetchRow(for: object.objectID) else {
+                // Not made a deleted object (its loaded values and changes would go with it):
+                // the properties not loaded read nil, and the next save says why.
+                keepAccessorError(FetchRequestError("object \(object.objectID.uriRepresentation) no longer exists in the store: the properties it was not fetched with cannot be loaded"))
+                return
+            }
+            row = found
+        } catch {
+            keepAccessorError(error)
+            return
+        }
         for attribute in object.entity.attributes where !attribute.isTransient && !loaded.contains(attribute.name) {
             if object.storage[attribute.name] == nil && object.committed[attribute.name] == nil {
                 object.storage[attribute.name] = row.values[attribute.name]

@@ -152,7 +152,7 @@ extension ManagedObject {
             return (value(forKey: key) as? [ManagedObject] ?? []).compactMap { $0 as? Destination }
         }
         let relationship = entity.relationships[slot - entity.attributes.count]
-        let objects = (try? context.fireRelationshipFault(relationship, of: self)) ?? []
+        let objects = context.relationshipFaultForRead(relationship, of: self)
         return objects.compactMap { $0 as? Destination }
     }
 

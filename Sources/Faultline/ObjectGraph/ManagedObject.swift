@@ -334,7 +334,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
         case .toMany:
             guard let relationship = entity.relationship(named: key) else { return nil }
-            return (try? context.fireRelationshipFault(relationship, of: self)) ?? []
+            return context.relationshipFaultForRead(relationship, of: self)
         }
     }
 
@@ -342,7 +342,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// invalid models where an attribute and a relationship share a name).
     private func valueByName(_ key: String, in context: ManagedObjectContext) -> Any? {
         if let relationship = entity.relationship(named: key) {
-            if relationship.isToMany { return (try? context.fireRelationshipFault(relationship, of: self)) ?? [] }
+            if relationship.isToMany { return context.relationshipFaultForRead(relationship, of: self) }
             guard let id = storage.objectID(forKey: key) else { return nil }
             return context.object(with: id, reachedThrough: "\(entity.name).\(key)")
         }
@@ -350,7 +350,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
             return context.loadExternalData(reference, forKey: key, of: self)
         }
         if let fetched = entity.fetchedProperties.first(where: { $0.name == key }) {
-            return (try? context.fetchedPropertyValue(fetched, of: self)) ?? []
+            do {
+                return try context.fetchedPropertyValue(fetched, of: self)
+            } catch {
+                context.keepAccessorError(error)  // said by the next save
+                return []
+            }
         }
         return storage[key]
     }
@@ -453,7 +458,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         guard let relationship = entity.relationship(named: name), let context = managedObjectContext else { return [] }
         if isFault { context.fireFaultForRead(self) }
         if relationship.isToMany {
-            _ = try? context.fireRelationshipFault(relationship, of: self)
+            _ = context.relationshipFaultForRead(relationship, of: self)
             return storage.objectIDs(forKey: name) ?? []
         }
         return (storage.objectID(forKey: name)).map { [$0] } ?? []
