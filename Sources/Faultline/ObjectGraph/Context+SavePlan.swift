@@ -398,7 +398,20 @@ extension ManagedObjectContext {
                 // The columns written, each decided once: bit n for column n (rows of up to 64
                 // columns), else a flag per column.
                 let narrow = row.roles.count <= 64
-                let mask: UInt64 = narrow ? row.roles.indices.reduce(0) { included($1) ? $0 | 1 << UInt64($1) : $0 } : 0
+                let mask: UInt64
+                if !all, bySlot, extras == nil, row.slotsCoverColumns, var bits = ObjectValues.trackedWrittenSlots(written) {
+                    // Only the written slots' columns can be included (no extra to write): found
+                    // from the slots, each slot's value compared once.
+                    var found: UInt64 = 0
+                    while bits != 0 {
+                        let slot = bits.trailingZeroBitCount
+                        bits &= bits &- 1
+                        if slot < row.columnsOfSlot.count, row.columnsOfSlot[slot] != 0, object.valueDiffers(atSlot: slot) { found |= row.columnsOfSlot[slot] }
+                    }
+                    mask = found
+                } else {
+                    mask = narrow ? row.roles.indices.reduce(0) { included($1) ? $0 | 1 << UInt64($1) : $0 } : 0
+                }
                 let wide: [Bool] = narrow ? [] : row.roles.indices.map(included)
                 // The written columns in order: the mask's bits one by one (a bulk change writes
                 // a column or two of many), else the flags.

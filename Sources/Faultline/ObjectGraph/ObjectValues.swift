@@ -55,7 +55,7 @@ struct ObjectValues: Sequence {
     private var extra: [String: Any]?
     private static let anySlot: UInt32 = 1 << 31
     /// The slots `written` has a bit of their own for; past them, a write sets ``anySlot``.
-    private static let trackedSlots = 31
+    static let trackedSlots = 31
 
     /// The bit of `written` for a slot.
     @inline(__always)
@@ -289,6 +289,12 @@ struct ObjectValues: Sequence {
     /// a loop over the slots asks the mask, not the values, for most of them.
     @inline(__always)
     static func writtenSlots(_ a: inout ObjectValues, _ b: inout ObjectValues) -> UInt32 { a.written | b.written }
+
+    /// The slots a ``writtenSlots(_:_:)`` mask names one by one (bit n for slot n); nil when it
+    /// says "any" (a slot past the tracked ones written, or all removed): then every slot may
+    /// differ.
+    @inline(__always)
+    static func trackedWrittenSlots(_ written: UInt32) -> UInt32? { written & anySlot == 0 ? written : nil }
 
     /// Whether a slot may differ, by ``writtenSlots(_:_:)``'s mask.
     @inline(__always)

@@ -320,6 +320,13 @@ final class EntityRowLayout {
     let attributeTypes: [(type: AttributeType, external: Bool)?]
     /// The layout the slots are of (the entity's).
     let propertyLayout: PropertyLayout
+    /// Per slot of the layout: the columns holding it (bit n for column n), when
+    /// ``slotsCoverColumns``; an update finds its row's columns from the slots it wrote (one
+    /// or two of a dozen, in a bulk change) instead of asking every column.
+    let columnsOfSlot: [UInt64]
+    /// Whether ``columnsOfSlot`` decides the attribute and to-one columns: at most 64 columns,
+    /// each of them with a slot of its own below 31 (the ones a value set tracks one by one).
+    let slotsCoverColumns: Bool
 
     /// Whether an object's values (and committed values) have this layout's slots.
     @inline(__always)
@@ -370,5 +377,21 @@ final class EntityRowLayout {
             default: ""
             }
         }
+        var columnsOfSlot = [UInt64](repeating: 0, count: layout.count)
+        var covered = columns.count <= 64
+        for (index, role) in roles.enumerated() where covered {
+            switch role {
+            case .attribute, .foreignKey, .foreignEntityKey:
+                guard let slot = slots[index], slot < ObjectValues.trackedSlots else {
+                    covered = false
+                    continue
+                }
+                columnsOfSlot[slot] |= 1 << UInt64(index)
+            case .primaryKey, .entityKey, .optimisticLock, .extra:
+                continue
+            }
+        }
+        self.columnsOfSlot = covered ? columnsOfSlot : []
+        self.slotsCoverColumns = covered
     }
 }
