@@ -137,6 +137,88 @@ import Testing
     }
 }
 
+/// A second review: lists that held the object before are no dangling reference; a child's
+/// to-many read of a row gone.
+@Suite struct InaccessibleFaultSecondReviewTests {
+    /// Location 1's inventories are loaded [1, 2, 3]; another writer deletes item 3; a read
+    /// finds it gone. Item 1 then moves to location 2: the save writes item 1's foreign key
+    /// only, nothing names item 3: location 1's list held item 3 when last saved, so it is no
+    /// dangling reference (it was taken for one, and every save failed).
+    @Test func aListThatHeldItBeforeIsNotADanglingReference() throws {
+        let url = try SaveTests.copyOfInventory()
+        let (context, _) = try SaveTests.open(url)
+        let store = context.coordinator.store.identifier
+        let one = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
+        let two = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 2))
+        let items = try #require(one.value(forKey: "inventories") as? [ManagedObject])
+        #expect(items.count == 3)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 3")
+        let gone = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 3))
+        _ = gone.value(forKey: "count")
+        #expect(gone.isDeleted)
+        let item1 = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1))
+        try item1.setValue(two, forKey: "location")
+        do {
+            try context.save()
+        } catch {
+            Issue.record("save failed: \(error)")
+        }
+    }
+
+    /// The same with a plain delete of a sibling (the inverse list changes by nullify).
+    @Test func deletingASiblingIsNotADanglingReference() throws {
+        let url = try SaveTests.copyOfInventory()
+        let (context, _) = try SaveTests.open(url)
+        let store = context.coordinator.store.identifier
+        let one = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
+        _ = one.value(forKey: "inventories")
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 3")
+        let gone = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 3))
+        _ = gone.value(forKey: "count")
+        context.delete(context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1)))
+        do { try context.save() } catch { Issue.record("save failed: \(error)") }
+    }
+
+    /// A child reads the fault gone and points a new object at it: the child's save passes;
+    /// the parent's save must not write the dangling key.
+    @Test func aChildsDanglingReferenceIsCaughtByTheParent() throws {
+        let (url, parent, _, _) = try InaccessibleFaultTests.faultWithRowGone(2)
+        let child = ManagedObjectContext(parent: parent)
+        let store = parent.coordinator.store.identifier
+        let fault = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 2))
+        _ = fault.value(forKey: "label")
+        #expect(fault.isDeleted)
+        let item = child.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1))
+        try item.setValue(fault, forKey: "location")
+        try child.save()
+        #expect(throws: MergeConflictError.self) { try parent.save() }
+        let raw = try Connection(path: url.path, mode: .readOnly)
+        #expect(try raw.scalar("SELECT ZLOCATION FROM ZINVENTORY WHERE Z_PK = 1") == .integer(1))
+    }
+
+    /// A child's loaded object whose parent's object is a fault with its row gone: its to-many
+    /// reads empty, as in a root context, and the child's next save does not fail on it (it
+    /// kept the parent's "no longer exists").
+    @Test func aChildsToManyReadOfAGoneRowIsEmpty() throws {
+        let url = try SaveTests.copyOfInventory()
+        let (parent, _) = try SaveTests.open(url)
+        let store = parent.coordinator.store.identifier
+        let id = ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 2)
+        let child = ManagedObjectContext(parent: parent)
+        let location = child.object(with: id)
+        #expect(location.value(forKey: "label") as? String == "Garage")
+        parent.refresh(parent.object(with: id), mergeChanges: false)
+        let raw = try Connection(path: url.path, mode: .readWrite)
+        try raw.execute("DELETE FROM ZLOCATION WHERE Z_PK = 2")
+        #expect((location.value(forKey: "inventories") as? [ManagedObject])?.isEmpty == true)
+        let other = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
+        try other.setValue("Renamed", forKey: "label")
+        do { try child.save() } catch { Issue.record("child save failed: \(error)") }
+    }
+}
+
 /// A value set from a notification handler, read after it ran (on the same thread).
 final class Recorded<Value>: @unchecked Sendable {
     var value: Value?

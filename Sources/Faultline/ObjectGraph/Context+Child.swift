@@ -94,6 +94,9 @@ extension ManagedObjectContext {
         let name = relationship.name
         var ids = try parent.performAndWait { () throws -> [ManagedObjectID] in
             let source = try parent.objectForChild(id)
+            // Its row gone (found so now, or before): no destinations, as a root context reads.
+            if source.isInaccessible { return [] }
+            if source.isFault, !(try parent.fireFaultIfRowExists(source)) { return [] }
             guard let relationship = source.entity.relationship(named: name) else { return [] }
             return try parent.relatedIDs(of: source, relationship)
         }
@@ -169,6 +172,7 @@ extension ManagedObjectContext {
         guard let parent, hasChanges || !touched.isEmpty else { return nil }
         try processPendingChanges()
         try validatePendingChanges()
+        try throwAccessorError()  // kept by a read during the validation: this save's
         adoptPermanentIDsFromParent()
         var changes: [ChildChange] = []
         var inserted: [ManagedObjectID] = []

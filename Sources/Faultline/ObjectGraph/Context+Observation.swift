@@ -338,7 +338,12 @@ extension ManagedObjectContext {
         for object in pending.invalidated.values { objects.invalidated.insert(object) }
         objects.invalidatedAll = pending.invalidatedAll
         if objects.isEmpty, objects.invalidatedAll == nil { return }
-        if keepsAnnouncedObjects { announcedObjects = objects }
+        if keepsAnnouncedObjects {
+            announcedObjects = objects
+            // The lists the sets were made from, in order (`objects` holds their objects while
+            // it is kept): the did-save compares its lists with them before hashing anything.
+            announcedLists = (inserted, refreshing ? [] : changed, deleted)
+        }
         announce(.objectsDidChange, objects)
     }
 
@@ -368,9 +373,10 @@ extension ManagedObjectContext {
     func announceSave(_ saved: SaveNotification, _ savedObjects: SavedObjects) {
         var objects = ChangedObjects()
         let announced = announcedObjects
-        objects.inserted = Self.set(of: savedObjects.inserted, reusing: announced?.inserted)
-        objects.updated = Self.set(of: savedObjects.updated, reusing: announced?.updated)
-        objects.deleted = Self.set(of: savedObjects.deleted, reusing: announced?.deleted)
+        let lists = announcedLists
+        objects.inserted = Self.set(of: savedObjects.inserted, reusing: announced?.inserted, madeFrom: lists?.inserted)
+        objects.updated = Self.set(of: savedObjects.updated, reusing: announced?.updated, madeFrom: lists?.updated)
+        objects.deleted = Self.set(of: savedObjects.deleted, reusing: announced?.deleted, madeFrom: lists?.deleted)
         let event = ContextChange(
             kind: .didSave, inserted: Set(saved.insertedObjectIDs), updated: Set(saved.updatedObjectIDs), deleted: Set(saved.deletedObjectIDs))
         announce(.didSave, objects, event: event)
@@ -379,9 +385,20 @@ extension ManagedObjectContext {
 
     /// The set of `objects`: `announced` itself when it holds exactly them (a save's
     /// objects-did-change listed the objects its did-save lists, most often), else made. The
-    /// check hashes each object's identity and reads no object; making the set retained each
-    /// one, out of the cache, and freeing it released each.
-    private static func set(of objects: [ManagedObject], reusing announced: Set<ManagedObject>?) -> Set<ManagedObject> {
+    /// check compares the objects with the list `announced` was made from (`list`, in its
+    /// order: a bulk change is saved in the order it was made, most often), else hashes each
+    /// object's identity; it reads no object. Making the set retained each one, out of the
+    /// cache, and freeing it released each.
+    private static func set(of objects: [ManagedObject], reusing announced: Set<ManagedObject>?, madeFrom list: [Unmanaged<ManagedObject>]?) -> Set<ManagedObject> {
+        if let announced, let list, list.count == objects.count, announced.count == objects.count {
+            let same = objects.withUnsafeBufferPointer { objects in
+                list.withUnsafeBufferPointer { list in
+                    // Compared as addresses: no reference taken.
+                    zip(objects, list).allSatisfy { Unmanaged.passUnretained($0).toOpaque() == $1.toOpaque() }
+                }
+            }
+            if same { return announced }
+        }
         if let announced, announced.count == objects.count {
             var all = true
             objects.forEachBorrowed { object in

@@ -58,10 +58,7 @@ extension ManagedObjectContext {
     /// save posts nothing.
     public func save() throws {
         checkAccess()
-        if let error = accessorErrors.first {
-            accessorErrors.removeAll()
-            throw error
-        }
+        try throwAccessorError()
         guard hasChanges || !touched.isEmpty else { return }
         announce(.willSave, ChangedObjects())
         // The save's own objects-did-change is kept for its did-save, which often lists the
@@ -70,6 +67,7 @@ extension ManagedObjectContext {
         defer {
             keepsAnnouncedObjects = false
             announcedObjects = nil
+            announcedLists = nil
         }
         try processPendingChanges()
         if !classBindings.isEmpty {
@@ -79,10 +77,7 @@ extension ManagedObjectContext {
                 if object.isInserted != object.isDeleted || object.isUpdated, callsLifecycleHooks(of: object) { object.willSave() }
             }
             if changeCount != before { try processPendingChanges() }
-            if let error = accessorErrors.first {
-                accessorErrors.removeAll()
-                throw error
-            }
+            try throwAccessorError()
         }
         let saved: (SaveNotification, SavedObjects)?
         if parent != nil {
@@ -100,6 +95,15 @@ extension ManagedObjectContext {
             }
         }
         announceSave(notification, objects)
+    }
+
+    /// Throws the first error kept by a setter or a read that could not throw (and forgets
+    /// them all): at the start of a save, after its `willSave()` pass and after its validation,
+    /// so that one kept during the save is this save's.
+    func throwAccessorError() throws {
+        guard let error = accessorErrors.first else { return }
+        accessorErrors.removeAll()
+        throw error
     }
 
     /// The objects a save wrote (its notification has their IDs), handed on so that the
@@ -123,6 +127,7 @@ extension ManagedObjectContext {
         }
         try processPendingChanges()
         try validatePendingChanges()
+        try throwAccessorError()
         // A fault found gone (deleted as inaccessible) that other changes of this save still
         // point at: writing them would leave a foreign key naming a row that is gone, so the
         // save fails with the conflict, whatever the policy — as when the save itself finds
@@ -599,7 +604,9 @@ extension ManagedObjectContext {
                 guard !object.isFault, object.valueDiffers(forKey: relationship.name) || object.isInserted else { continue }
                 switch object.storage[relationship.name] {
                 case let value as ManagedObjectID where value == id: return true
-                case let values as [ManagedObjectID] where values.contains(id): return true
+                case let values as [ManagedObjectID] where values.contains(id):
+                    // A list that held it when last saved writes no join row or key for it.
+                    if object.isInserted || object.committed.objectIDs(forKey: relationship.name)?.contains(id) != true { return true }
                 default: continue
                 }
             }

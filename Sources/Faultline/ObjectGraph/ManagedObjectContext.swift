@@ -152,6 +152,9 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var keepsAnnouncedObjects = false
     /// The objects the last objects-did-change of the running save announced.
     @exclusivity(unchecked) var announcedObjects: ChangedObjects?
+    /// The lists ``announcedObjects``' inserted, updated and deleted sets were made from, in
+    /// their order, unretained (the sets hold the objects); kept and dropped with them.
+    @exclusivity(unchecked) var announcedLists: (inserted: [Unmanaged<ManagedObject>], updated: [Unmanaged<ManagedObject>], deleted: [Unmanaged<ManagedObject>])?
     /// What the save plan's passes look for in the model (see `ModelShape`), once per context.
     lazy var modelShape: ModelShape = computeModelShape()
     /// Above zero while objects' ``ManagedObject/awakeFromFetch()`` runs: values set then
