@@ -9,12 +9,17 @@ import Testing
 /// `shouldDeleteInaccessibleFaults` (the default) a read turns them into deleted objects the
 /// next save discards; without it the read leaves them faults and the next save reports them.
 @Suite struct InaccessibleFaultTests {
+    /// The object of `entity`'s row `key` in the context (a fault unless registered loaded).
+    static func object(_ context: ManagedObjectContext, _ entity: String, _ key: Int64) -> ManagedObject {
+        context.object(with: ManagedObjectID(entityName: entity, storeIdentifier: context.coordinator.store.identifier, primaryKey: key))
+    }
+
     /// A context on a copy of the Inventory sample, a fault of Location `key`, and that
     /// location's row deleted behind the context's back (its inventories left pointing at it).
     static func faultWithRowGone(_ key: Int64 = 2) throws -> (URL, ManagedObjectContext, ManagedObject, Recorder) {
         let url = try SaveTests.copyOfInventory()
         let (context, sql) = try SaveTests.open(url)
-        let fault = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: key))
+        let fault = InaccessibleFaultTests.object(context, "Location", key)
         #expect(fault.isFault)
         let raw = try Connection(path: url.path, mode: .readWrite)
         try raw.execute("DELETE FROM ZLOCATION WHERE Z_PK = ?", [.integer(key)])
@@ -68,7 +73,7 @@ import Testing
         let coordinator = try PersistentStoreCoordinator(model: try ManagedObjectModel(contentsOf: SaveTests.modelURL), storeURL: url, options: .init(readOnly: false))
         try coordinator.registerClasses([InventoryItem.self, InventoryLocation.self, InventoryAsset.self])
         let context = ManagedObjectContext(coordinator: coordinator)
-        let item = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 4))
+        let item = InaccessibleFaultTests.object(context, "Inventory", 4)
         let raw = try Connection(path: url.path, mode: .readWrite)
         try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 4")
         let typed = try #require(item as? InventoryItem)
@@ -125,7 +130,7 @@ import Testing
     @Test func aChildDeletesItAndItsSaveReachesTheParentAndTheStore() throws {
         let (_, parent, _, sql) = try Self.faultWithRowGone()
         let child = ManagedObjectContext(parent: parent)
-        let fault = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: parent.coordinator.store.identifier, primaryKey: 2))
+        let fault = InaccessibleFaultTests.object(child, "Location", 2)
         #expect(fault.value(forKey: "label") == nil)
         #expect(fault.isDeleted && child.deletedObjects == [fault])
         try child.save()
@@ -147,17 +152,16 @@ import Testing
     @Test func aListThatHeldItBeforeIsNotADanglingReference() throws {
         let url = try SaveTests.copyOfInventory()
         let (context, _) = try SaveTests.open(url)
-        let store = context.coordinator.store.identifier
-        let one = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
-        let two = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 2))
+        let one = InaccessibleFaultTests.object(context, "Location", 1)
+        let two = InaccessibleFaultTests.object(context, "Location", 2)
         let items = try #require(one.value(forKey: "inventories") as? [ManagedObject])
         #expect(items.count == 3)
         let raw = try Connection(path: url.path, mode: .readWrite)
         try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 3")
-        let gone = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 3))
+        let gone = InaccessibleFaultTests.object(context, "Inventory", 3)
         _ = gone.value(forKey: "count")
         #expect(gone.isDeleted)
-        let item1 = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1))
+        let item1 = InaccessibleFaultTests.object(context, "Inventory", 1)
         try item1.setValue(two, forKey: "location")
         do {
             try context.save()
@@ -170,14 +174,13 @@ import Testing
     @Test func deletingASiblingIsNotADanglingReference() throws {
         let url = try SaveTests.copyOfInventory()
         let (context, _) = try SaveTests.open(url)
-        let store = context.coordinator.store.identifier
-        let one = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
+        let one = InaccessibleFaultTests.object(context, "Location", 1)
         _ = one.value(forKey: "inventories")
         let raw = try Connection(path: url.path, mode: .readWrite)
         try raw.execute("DELETE FROM ZINVENTORY WHERE Z_PK = 3")
-        let gone = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 3))
+        let gone = InaccessibleFaultTests.object(context, "Inventory", 3)
         _ = gone.value(forKey: "count")
-        context.delete(context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1)))
+        context.delete(InaccessibleFaultTests.object(context, "Inventory", 1))
         do { try context.save() } catch { Issue.record("save failed: \(error)") }
     }
 
@@ -186,11 +189,10 @@ import Testing
     @Test func aChildsDanglingReferenceIsCaughtByTheParent() throws {
         let (url, parent, _, _) = try InaccessibleFaultTests.faultWithRowGone(2)
         let child = ManagedObjectContext(parent: parent)
-        let store = parent.coordinator.store.identifier
-        let fault = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 2))
+        let fault = InaccessibleFaultTests.object(child, "Location", 2)
         _ = fault.value(forKey: "label")
         #expect(fault.isDeleted)
-        let item = child.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: store, primaryKey: 1))
+        let item = InaccessibleFaultTests.object(child, "Inventory", 1)
         try item.setValue(fault, forKey: "location")
         try child.save()
         #expect(throws: MergeConflictError.self) { try parent.save() }
@@ -213,7 +215,7 @@ import Testing
         let raw = try Connection(path: url.path, mode: .readWrite)
         try raw.execute("DELETE FROM ZLOCATION WHERE Z_PK = 2")
         #expect((location.value(forKey: "inventories") as? [ManagedObject])?.isEmpty == true)
-        let other = child.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: store, primaryKey: 1))
+        let other = InaccessibleFaultTests.object(child, "Location", 1)
         try other.setValue("Renamed", forKey: "label")
         do { try child.save() } catch { Issue.record("child save failed: \(error)") }
     }
@@ -229,7 +231,7 @@ final class Recorded<Value>: @unchecked Sendable {
     @Test func aReferenceToAFaultWhoseRowIsGoneFailsTheSaveReadOrNot() throws {
         for reads in [false, true] {
             let (url, context, fault, _) = try InaccessibleFaultTests.faultWithRowGone(2)
-            let item = context.object(with: ManagedObjectID(entityName: "Inventory", storeIdentifier: context.coordinator.store.identifier, primaryKey: 1))
+            let item = InaccessibleFaultTests.object(context, "Inventory", 1)
             try item.setValue(fault, forKey: "location")
             if reads {
                 _ = fault.value(forKey: "label")
@@ -249,7 +251,7 @@ final class Recorded<Value>: @unchecked Sendable {
     @Test func undoRestoresTheObjectAsItWasBeforeItsFaultFoundTheRowGone() throws {
         let url = try SaveTests.copyOfInventory()
         let (context, _) = try SaveTests.open(url)
-        let location = context.object(with: ManagedObjectID(entityName: "Location", storeIdentifier: context.coordinator.store.identifier, primaryKey: 3))
+        let location = InaccessibleFaultTests.object(context, "Location", 3)
         #expect(location.value(forKey: "label") as? String == "Office")
         try location.setValue("Changed", forKey: "label")
         context.refresh(location, mergeChanges: false)
