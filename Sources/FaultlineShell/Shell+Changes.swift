@@ -221,8 +221,10 @@ extension Shell {
                 let values = object.changedValues().keys.sorted().map { key -> String in
                     "\(key) = \(cell(object.changedValues()[key] ?? nil).display)"
                 }
-                let reason = reasons["\(reference(to: object)) \(object.entity.name)"]
-                let change = kind == "deleted" && reason != nil ? "deleted by a delete rule" : kind
+                let reason = object.isInaccessible
+                    ? "its row is gone from the store (another writer deleted it): the save only forgets it"
+                    : reasons["\(reference(to: object)) \(object.entity.name)"]
+                let change = object.isInaccessible ? "row gone" : kind == "deleted" && reason != nil ? "deleted by a delete rule" : kind
                 let detail = kind == "deleted" ? (reason ?? "") : ([reason].compactMap { $0 } + values).joined(separator: "; ")
                 rows.append([cell(object), .text(change), .text(object.entity.name), .text(detail)])
             }
@@ -252,10 +254,15 @@ extension Shell {
         logSink.write("faultline: note: this session is read-only; the change is kept, and saving it needs .write on (which keeps it)")
     }
 
-    /// A line describing unsaved changes, or nil when there are none.
+    /// A line describing unsaved changes, or nil when there are none. Objects deleted because
+    /// their row turned out gone (``ManagedObject/isInaccessible``) are not counted: no one
+    /// made those changes here, and dropping them loses nothing.
     public var unsavedChangesSummary: String? {
         guard context.hasChanges else { return nil }
-        return "\(context.insertedObjects.count) inserted, \(context.updatedObjects.count) updated, \(context.deletedObjects.count) deleted"
+        let inserted = context.insertedObjects.count, updated = context.updatedObjects.count
+        let deleted = context.deletedObjects.count { !$0.isInaccessible }
+        if inserted + updated + deleted == 0 { return nil }
+        return "\(inserted) inserted, \(updated) updated, \(deleted) deleted"
     }
 
     // MARK: Parsing

@@ -41,4 +41,19 @@ import Testing
             "SELECT ZPREPTIME FROM ZRECIPE WHERE ZNAME = 'Guacamole'; SELECT COUNT(*) FROM ZINGREDIENT WHERE ZNAME = 'Salt' AND ZRECIPE = 3; SELECT COUNT(*) FROM ZRECIPETYPE"])
         #expect(check.stdout == "99 minutes\n1\n11\n")
     }
+
+    @Test func aRowDeletedByAnotherWriterShowsAsGoneAndIsNoChangeToLose() async throws {
+        let store = try ShellHarness.writableCopy(of: "Inventory")
+        let other = try ShellHarness.writableCopy(of: "Inventory")
+        let result = try await TestSupport.faultline([store.path, "--write", "--sql-debug", "0", "--keep-going"], stdin: """
+            fetch Inventory where count == 2 show count
+            .shell /usr/bin/sqlite3 '\(store.path)' 'DELETE FROM ZLOCATION WHERE Z_PK = 2'
+            $1.location.label
+            changes
+            .open \(other.path)
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("| $2     | row gone | Location | its row is gone from the store (another writer deleted it): the save only forgets it |"), "\(result.stdout)")
+        #expect(!result.stderr.contains("unsaved changes"), "nothing of the session's own to lose: \(result.stderr)")
+    }
 }

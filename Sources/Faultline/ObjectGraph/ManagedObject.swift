@@ -94,8 +94,9 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
 
     /// Whether the object is deleted because its row was gone when its fault fired (see
     /// ``ManagedObjectContext/shouldDeleteInaccessibleFaults``): exempt from validation and
-    /// delete rules, and discarded, not deleted, by the next save.
-    final var isInaccessible: Bool {
+    /// delete rules, and discarded, not deleted, by the next save — a deletion no one made
+    /// here, so nothing of the context's own is lost if it is dropped.
+    public internal(set) final var isInaccessible: Bool {
         @inline(__always) get { contextMarks & 16 != 0 }
         @inline(__always) set { contextMarks = newValue ? contextMarks | 16 : contextMarks & ~16 }
     }
