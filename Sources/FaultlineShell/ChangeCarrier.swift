@@ -52,7 +52,9 @@ struct ChangeCarrier {
                 }
             }
         }
-        for object in from.deletedObjects where !object.isInserted {
+        // An object deleted because its row was gone is no change to carry: the new context
+        // finds the row gone itself when the object is read.
+        for object in from.deletedObjects where !object.isInserted && !object.isInaccessible {
             to.delete(to.object(with: object.objectID))
         }
         return map

@@ -312,6 +312,10 @@ extension Shell {
     func refresh(_ rest: String) throws {
         let (object, keyPath) = try resolveHandle(rest)
         guard keyPath == nil else { throw ShellError("refresh takes an object, as in: refresh $3") }
+        if object.isInaccessible {
+            results.write("\(reference(to: object)) has no row in the store (another writer deleted it): nothing to refresh")
+            return
+        }
         if object.hasChanges {
             try confirmLosingChanges("refresh \(rest)", summary: "\(reference(to: object)) is \(object.isInserted ? "new" : object.isDeleted ? "deleted" : "changed")")
         }
