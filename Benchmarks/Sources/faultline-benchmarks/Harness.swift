@@ -123,7 +123,10 @@ final class Harness {
         case .perSecond: return String(format: "%.0f /s", value)
         case .seconds:
             if value >= 1 { return String(format: "%.2f s", value) }
-            if value >= 1e-3 { return String(format: "%.1f ms", value * 1e3) }
+            if value >= 10e-3 { return String(format: "%.1f ms", value * 1e3) }
+            // Three digits below 10 ms: a workload of a few milliseconds moves by a few
+            // percent between changes, which one decimal does not show.
+            if value >= 1e-3 { return String(format: "%.2f ms", value * 1e3) }
             return String(format: "%.1f µs", value * 1e6)
         }
     }
