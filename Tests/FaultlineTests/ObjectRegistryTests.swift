@@ -157,6 +157,63 @@ import Testing
         #expect(registry[id] == nil && registry.isEmpty)
     }
 
+    /// A borrowed entry (`register(_:for:at:borrowing:)`, a batch's objects) takes no
+    /// reference: its holder's counts. Ending the borrow removes the entry or gives it a
+    /// reference of its own; an entry that goes first (a replacement, a removal, a filter, an
+    /// emptying) only clears the object's mark, letting go of nothing.
+    @Test func aBorrowedEntryHoldsNoReferenceOfItsOwn() {
+        let registry = ObjectRegistry()
+        registry.reserveCapacity(64)
+        func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(names: Self.names[0], primaryKey: key) }
+        func borrowed(_ key: Int64) -> ManagedObject {
+            let object = Self.object(id(key))
+            let (found, probe) = registry.lookUp(id(key))
+            #expect(found == nil)
+            registry.register(object, for: id(key), at: probe, borrowing: true)
+            #expect(object.isBorrowedByRegistry && registry[id(key)] === object)
+            return object
+        }
+        weak var removed: ManagedObject?
+        weak var adopted: ManagedObject?
+        weak var replaced: ManagedObject?
+        weak var taken: ManagedObject?
+        weak var filtered: ManagedObject?
+        weak var emptied: ManagedObject?
+        do {
+            var one: ManagedObject? = borrowed(1)
+            removed = one
+            #expect(isKnownUniquelyReferenced(&one), "the entry took no reference")
+            registry.endBorrow(of: one.unsafelyUnwrapped, removing: true)
+            #expect(registry[id(1)] == nil && one?.isBorrowedByRegistry == false)
+            one = nil
+            #expect(removed == nil)
+            let two = borrowed(2)
+            adopted = two
+            registry.endBorrow(of: two, removing: false)
+            #expect(!two.isBorrowedByRegistry)
+        }
+        #expect(adopted != nil && registry[id(2)] === adopted, "kept by a reference of its own")
+        do {
+            let three = borrowed(3)
+            replaced = three
+            #expect(registry.updateValue(Self.object(id(3)), forKey: id(3)) === three && !three.isBorrowedByRegistry)
+            let four = borrowed(4)
+            taken = four
+            #expect(registry.removeValue(forKey: id(4)) === four && !four.isBorrowedByRegistry)
+            let five = borrowed(5)
+            filtered = five
+            #expect(!registry.removeIfUniquelyReferenced(id(5)), "its holder decides")
+            registry.filter(reservingExtra: 0) { $0.primaryKey != 5 }
+            #expect(!five.isBorrowedByRegistry && registry[id(5)] == nil)
+            let six = borrowed(6)
+            emptied = six
+            registry.removeAll()
+            #expect(!six.isBorrowedByRegistry && registry.isEmpty)
+            registry.endBorrow(of: six, removing: true)  // its entry went: nothing to end
+        }
+        #expect(replaced == nil && taken == nil && filtered == nil && emptied == nil, "each let go of once, by its holder")
+    }
+
     /// The table holds its objects, lets go of them when it is emptied or goes, and a growing
     /// table keeps every entry.
     @Test func theTableHoldsItsObjectsUntilItLetsGoOfThem() {

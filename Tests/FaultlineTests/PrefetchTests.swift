@@ -1,9 +1,10 @@
-import Faultline
 import FaultlineModel
 import FaultlineSQL
 import FaultlineTestSupport
 import Foundation
 import Testing
+
+@testable import Faultline
 
 /// Prefetching and batch faulting: fewer statements, the same objects.
 @Suite struct InventoryPrefetchAndBatchTests {
@@ -281,6 +282,66 @@ import Testing
         #expect(results[1] === kept)
         #expect(!results[0].isFault)
         #expect(statements.sql.count == 5)
+    }
+
+    /// The registry borrows the held batch's references to the objects the batch made
+    /// (`ObjectRegistry.register(_:for:at:borrowing:)`): whatever happens to the registry
+    /// meanwhile — a reset, an object deleted and saved, the results dropped mid-batch — no
+    /// object is freed while registered, and none is kept that nobody holds.
+    @Test func aHeldBatchsObjectsSurviveAResetADeletionAndTheirResultsGoing() throws {
+        let (context, _, _, folder) = try Self.openCopy()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var request = FetchRequest(entityName: "Inventory")
+        request.fetchBatchSize = 3
+        request.sortDescriptors = [FLSortDescriptor(key: "count", ascending: false)]
+        let counts: [Int16?] = [30, 12, 6, 4, 2, 1, 1, 1]
+        // A reset while a batch is held: its objects leave the registry and stay usable here,
+        // and the next batches are made afresh.
+        do {
+            let results = try context.fetch(request)
+            let fourth = results[3]
+            #expect(context.registeredObjects.count == 3 && fourth.isBorrowedByRegistry)
+            context.reset()
+            #expect(context.registeredObjects.isEmpty && !fourth.isBorrowedByRegistry)
+            #expect(results[3] === fourth, "the held batch is kept")
+            #expect(results.map { $0.value(forKey: "count") as? Int16 } == counts)
+            #expect(results[3] !== fourth, "made again after the reset")
+        }
+        context.reset()
+        // An object of the held batch deleted and saved: it leaves the registry; moving on
+        // frees it, and the others.
+        do {
+            weak var deleted: ManagedObject?
+            weak var neighbour: ManagedObject?
+            let results = try context.fetch(request)
+            let batchIDs = (3..<6).map { results[$0].objectID }
+            do {
+                let fifth = results[4]
+                deleted = fifth
+                neighbour = results[5]
+                context.delete(fifth)
+                try context.save()
+                #expect(fifth.managedObjectContext == nil && !fifth.isBorrowedByRegistry)
+            }
+            #expect(deleted != nil && neighbour != nil, "held by the batch")
+            #expect(results[6].value(forKey: "count") as? Int16 == 1)
+            #expect(deleted == nil && neighbour == nil, "let go of with their batch")
+            #expect(batchIDs.allSatisfy { context.registeredObjects[$0] == nil })
+        }
+        context.reset()
+        // Results that go while holding a batch: its objects stay registered, the registry's
+        // own references now, and are the same objects a later look-up finds.
+        weak var first: ManagedObject?
+        do {
+            let results = try context.fetch(request)
+            first = results[0]
+            #expect(first?.isBorrowedByRegistry == true)
+        }
+        #expect(context.registeredObjects.count == 3)
+        let kept = try #require(first)
+        #expect(!kept.isBorrowedByRegistry && !kept.isFault)
+        #expect(context.registeredObjects[kept.objectID] === kept)
+        #expect(kept.value(forKey: "count") as? Int16 == 30)
     }
 
     @Test func fetchedResultsWithoutABatchSizeAreTheFetchedObjects() throws {

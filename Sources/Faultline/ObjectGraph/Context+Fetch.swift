@@ -252,7 +252,7 @@ extension ManagedObjectContext {
     func batchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int) -> [ManagedObject?] {
         if batch.loadsBatches, parent == nil {
             coordinator.storeLock.lock(); defer { coordinator.storeLock.unlock() }
-            if let objects = try? loadedBatchObjects(batch, range: range, reaching: index) {
+            if let objects = try? loadedBatchObjects(batch, range: range, reaching: index, lending: true) {
                 // The key paths were checked by the fetch; a prefetch that fails here (the
                 // store's error) leaves the relationships to fire their own faults, which
                 // report it when touched.
@@ -271,7 +271,11 @@ extension ManagedObjectContext {
     /// `Z_PK IN (…)` returns them in for a fetch in key order; a dictionary otherwise), and no
     /// `awakeFromFetch()` runs before every object of the batch is registered — one run
     /// earlier could register another object for a key of the batch.
-    private func loadedBatchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int) throws -> [ManagedObject?] {
+    ///
+    /// `lending`: the registry borrows the returned array's references to the objects the
+    /// batch makes (``ObjectRegistry/register(_:for:at:borrowing:)``), for a caller that keeps
+    /// the array and ends each borrow before letting go of it (``FetchedResults``).
+    private func loadedBatchObjects(_ batch: FaultBatch, range: Range<Int>, reaching index: Int, lending: Bool = false) throws -> [ManagedObject?] {
         // Every element nil, written in place (`Array(repeating:count:)` copied the nil in
         // through a call into the runtime per element).
         var objects = [ManagedObject?](unsafeUninitializedCapacity: range.count) { buffer, count in
@@ -344,7 +348,11 @@ extension ManagedObjectContext {
                     ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
                     : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
                 object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
-                if id.names == pendings[pending].names { registry.register(object, for: id, at: pendings[pending].probe) } else { registry[id] = object }
+                if id.names == pendings[pending].names {
+                    registry.register(object, for: id, at: pendings[pending].probe, borrowing: lending)
+                } else {
+                    registry[id] = object
+                }
                 return object
             }
             if loadedHere {

@@ -58,6 +58,13 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         self.context = context
     }
 
+    /// The batch held lent its references to the context's registry (see
+    /// ``ObjectRegistry/register(_:for:at:borrowing:)``): the registry takes its own, and the
+    /// objects stay registered, as those of any batch still held when its results go.
+    deinit {
+        if let context, !currentObjects.isEmpty { context.endBorrows(of: currentObjects) }
+    }
+
     /// The first index, 0.
     public var startIndex: Int { 0 }
 
@@ -151,11 +158,30 @@ extension ManagedObjectContext {
     /// whether anyone else holds it; `objects` is left empty. (Set to nil in place, the
     /// elements were destroyed again when the array went, through the runtime's generic
     /// destroy, one call per element.)
+    ///
+    /// An object whose registry entry borrows the reference held here (one the batch made,
+    /// see ``ObjectRegistry/register(_:for:at:borrowing:)``) leaves when that reference is
+    /// the only one; else the registry takes one of its own.
     func forgetUnreferencedObjects(_ objects: inout [ManagedObject?]) {
         while var object = objects.popLast() {
             guard let id = object?.objectID else { continue }
+            if object?.isBorrowedByRegistry == true {
+                let unique = isKnownUniquelyReferenced(&object)
+                registry.endBorrow(of: object.unsafelyUnwrapped, removing: unique)
+                object = nil  // the object goes here when it was the only reference
+                continue
+            }
             object = nil  // this reference goes first: the registry's may then be the last
             _ = registry.removeIfUniquelyReferenced(id)
+        }
+    }
+
+    /// Ends the registry's borrows of the references `objects` holds (see
+    /// ``ObjectRegistry/register(_:for:at:borrowing:)``), its objects kept registered: for a
+    /// holder that goes without moving to another batch.
+    func endBorrows(of objects: [ManagedObject?]) {
+        for case let object? in objects where object.isBorrowedByRegistry {
+            registry.endBorrow(of: object, removing: false)
         }
     }
 }

@@ -48,7 +48,7 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// The context's marks on the object, one byte: bits 0–1 ``wasVisibleBeforeEvent`` (0 nil,
     /// 1 false, 2 true), bit 2 ``isTouched``, bit 3 ``hasStaleTouchedEntry``, bit 4
-    /// ``isInaccessible``.
+    /// ``isInaccessible``, bit 5 ``isBorrowedByRegistry``.
     @exclusivity(unchecked) final var contextMarks: UInt8 = 0
     /// ``faultOrigin`` as its number in ``FaultOrigins`` (0: none). Four bytes in the padding
     /// after the flags, where a `String?` took sixteen of its own in every object.
@@ -99,6 +99,15 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     public internal(set) final var isInaccessible: Bool {
         @inline(__always) get { contextMarks & 16 != 0 }
         @inline(__always) set { contextMarks = newValue ? contextMarks | 16 : contextMarks & ~16 }
+    }
+
+    /// Whether the context's registry holds this object without a reference of its own: an
+    /// object a batch of a batched fetch made, which the batch's ``FetchedResults`` holds (its
+    /// registry entry borrows that reference; see ``ObjectRegistry``). The registry clears it
+    /// when the entry goes or takes a reference of its own.
+    final var isBorrowedByRegistry: Bool {
+        @inline(__always) get { contextMarks & 32 != 0 }
+        @inline(__always) set { contextMarks = newValue ? contextMarks | 32 : contextMarks & ~32 }
     }
 
     /// The values as last read from or written to the store, by property name (same shapes as
@@ -189,6 +198,12 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         self.committed = storage
         // Linked but not registered: the context then looks its objects up to tell.
         contextLink?.mayHoldUnregisteredObjects = true
+    }
+
+    deinit {
+        // A registry entry borrowing a reference to the object must end before the holder
+        // lets go of it (``ObjectRegistry/register(_:for:at:borrowing:)``): it would dangle.
+        assert(!isBorrowedByRegistry, "\(objectID) freed while its registry entry borrows a reference to it")
     }
 
     /// Sets a new object's values as read from the store (its values and committed values

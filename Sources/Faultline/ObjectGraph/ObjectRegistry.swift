@@ -15,7 +15,8 @@ import Foundation
 /// Reference semantics: a context owns one; ``dictionary`` copies it out.
 final class ObjectRegistry {
     /// One bucket: empty when `object` is nil. The table holds a reference to each object
-    /// (counted by hand: a probe reads past entries without touching their counts).
+    /// (counted by hand: a probe reads past entries without touching their counts) — or
+    /// borrows one: see ``register(_:for:at:borrowing:)``.
     struct Entry {
         var id: ManagedObjectID
         var object: Unmanaged<ManagedObject>?
@@ -89,8 +90,32 @@ final class ObjectRegistry {
         for index in 0..<buckets {
             guard let object = entries[index].object else { continue }
             entries[index] = Entry(id: ManagedObjectID(names: 0, primaryKey: 0), object: nil)
-            object.release()
+            letGo(object)
         }
+    }
+
+    /// Lets go of the object of an entry that goes: releases the table's reference, or for
+    /// a borrowed one (``register(_:for:at:borrowing:)``) clears the object's mark.
+    @inline(__always)
+    private static func letGo(_ object: Unmanaged<ManagedObject>) {
+        let borrowed = object._withUnsafeGuaranteedRef { object in
+            guard object.isBorrowedByRegistry else { return false }
+            object.isBorrowedByRegistry = false
+            return true
+        }
+        if !borrowed { object.release() }
+    }
+
+    /// The object of an entry that goes, as a reference for the caller: the table's, or for a
+    /// borrowed one a new one (and its mark cleared).
+    @inline(__always)
+    private static func takeOut(_ object: Unmanaged<ManagedObject>) -> ManagedObject {
+        let borrowed = object._withUnsafeGuaranteedRef { object in
+            guard object.isBorrowedByRegistry else { return false }
+            object.isBorrowedByRegistry = false
+            return true
+        }
+        return borrowed ? object.takeUnretainedValue() : object.takeRetainedValue()
     }
 
     /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
@@ -154,8 +179,18 @@ final class ObjectRegistry {
     /// Registers `object` for `id`, which a ``lookUp(_:)`` found unregistered at `probe`:
     /// from there, at the first empty bucket — or over `id`'s entry, should it have been
     /// registered since. Looked up afresh when entries moved since, or the table must grow.
+    ///
+    /// `borrowing`: the new entry takes no reference of its own, it borrows the caller's —
+    /// the objects a batch of a batched fetch makes, which its ``FetchedResults`` holds until
+    /// it moves to another batch, when most of them leave the context again. The entry then
+    /// costs no reference count, taken and given back (two atomic operations on the object,
+    /// of the ten or so its making and freeing take). The object is marked
+    /// (``ManagedObject/isBorrowedByRegistry``) until the borrow ends: the holder calls
+    /// ``endBorrow(of:removing:)`` before it lets go of the object, and an entry that goes
+    /// before (a removal, ``removeAll()``) only clears the mark. (An entry registered over
+    /// another, or after the table moved, takes a reference as any.)
     @inline(__always)
-    func register(_ object: ManagedObject, for id: ManagedObjectID, at probe: Probe) {
+    func register(_ object: ManagedObject, for id: ManagedObjectID, at probe: Probe, borrowing: Bool = false) {
         guard probe.version == version, (count &+ 1) &* 2 <= mask &+ 1 else {
             updateValue(object, forKey: id)
             return
@@ -166,13 +201,38 @@ final class ObjectRegistry {
             guard let old = entry.pointee.object else { break }
             if entry.pointee.id == id {
                 entry.pointee.object = Unmanaged.passRetained(object)
-                old.release()
+                Self.letGo(old)
                 return
             }
             bucket = (bucket &+ 1) & mask
         }
-        (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
+        if borrowing {
+            object.isBorrowedByRegistry = true
+            (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passUnretained(object))
+        } else {
+            (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
+        }
         count &+= 1
+    }
+
+    /// Ends the borrow of `object`'s entry (see ``register(_:for:at:borrowing:)``), before its
+    /// holder lets go of it: the entry goes when `removing` (the holder's reference was the
+    /// only one: the object goes with it), else the table takes a reference of its own.
+    /// Nothing when the object is not marked (its entry went since).
+    func endBorrow(of object: ManagedObject, removing: Bool) {
+        guard object.isBorrowedByRegistry else { return }
+        object.isBorrowedByRegistry = false
+        if removing {
+            let (bucket, found) = find(object.objectID)
+            if found, entries[bucket].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+                remove(at: bucket)
+                return
+            }
+            // Not under its ID (which the registry keys it by, and a fetched object's does
+            // not change): kept, with a reference, rather than an entry left to dangle.
+            assertionFailure("a borrowed registry entry not found under its object's ID \(object.objectID)")
+        }
+        _ = Unmanaged.passUnretained(object).retain()
     }
 
     /// Registers `object` for `id`; returns the object registered for it before, if any.
@@ -181,7 +241,7 @@ final class ObjectRegistry {
         var (bucket, found) = find(id)
         if found, let old = entries[bucket].object {
             entries[bucket].object = Unmanaged.passRetained(object)
-            return old.takeRetainedValue()
+            return Self.takeOut(old)
         }
         if (count + 1) * 2 > mask + 1 {
             resize(buckets: (mask + 1) * 2)
@@ -198,7 +258,7 @@ final class ObjectRegistry {
         let (bucket, found) = find(id)
         guard found, let removed = entries[bucket].object else { return nil }
         remove(at: bucket)
-        return removed.takeRetainedValue()
+        return Self.takeOut(removed)
     }
 
     /// Removes the object registered for `id` when the table holds the only reference to it.
@@ -206,6 +266,8 @@ final class ObjectRegistry {
     func removeIfUniquelyReferenced(_ id: ManagedObjectID) -> Bool {
         let (bucket, found) = find(id)
         guard found, let entry = entries[bucket].object else { return false }
+        // A borrowed entry: its holder holds the object, and decides (``endBorrow(of:removing:)``).
+        if entry._withUnsafeGuaranteedRef({ $0.isBorrowedByRegistry }) { return false }
         // The table's reference, taken over by `held` for the check.
         var held: ManagedObject? = entry.takeRetainedValue()
         guard isKnownUniquelyReferenced(&held) else {
@@ -321,7 +383,7 @@ final class ObjectRegistry {
         }
         count = kept
         Self.deallocate(old)
-        for object in dropped { object.release() }
+        for object in dropped { Self.letGo(object) }
     }
 
     /// Calls `body` with each registered ID and object (unretained), in bucket order.
