@@ -44,12 +44,14 @@ let package = Package(
 
         // Core Data's in-memory id list (`_Z_intarray0`) as a SQLite virtual table, in C.
         .target(name: "CFaultlineIntArray", dependencies: ["CFaultlineSQLite"]),
+        // Bulk reference counts (the Swift runtime's retain_n and release_n), for fetches.
+        .target(name: "CFaultlineReferenceCounts"),
 
         // Layers, bottom-up.
         .target(name: "FaultlineSQL", dependencies: ["CFaultlineSQLite", "CFaultlineIntArray"]),
         .target(name: "FaultlineModel", dependencies: ["CFaultlineZlib"]),
         .target(name: "FaultlinePredicate"),
-        .target(name: "Faultline", dependencies: ["FaultlineSQL", "FaultlineModel", "FaultlinePredicate"]),
+        .target(name: "Faultline", dependencies: ["FaultlineSQL", "FaultlineModel", "FaultlinePredicate", "CFaultlineReferenceCounts"]),
         .target(name: "FaultlineShell", dependencies: ["Faultline", "FaultlineSQL", "CFaultlineEditLine", "CFaultlineSQLite"]),
         .executableTarget(
             name: "faultline",

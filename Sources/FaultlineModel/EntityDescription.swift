@@ -49,7 +49,20 @@ public struct EntityDescription: Sendable, Hashable {
         }
     }
 
-    @usableFromInline private(set) var box = Box(Fields())
+    // No initial value: an initializer that sets it (``init(takingCountedStorage:)``, once per
+    // object fetched) would make and drop a box first.
+    @usableFromInline private(set) var box: Box
+
+    /// The description's storage, one shared object: for code that takes the reference
+    /// counts of many copies of a description at once (Faultline's fetches, for the objects
+    /// they make; see ``init(takingCountedStorage:)``).
+    package var storageReference: UnsafeMutableRawPointer { Unmanaged.passUnretained(box).toOpaque() }
+
+    /// A copy of the description whose storage is ``storageReference``, holding one of the
+    /// reference counts the caller took on it in bulk instead of taking one of its own.
+    package init(takingCountedStorage storage: UnsafeMutableRawPointer) {
+        box = Unmanaged<Box>.fromOpaque(storage).takeRetainedValue()
+    }
 
     private mutating func update(_ change: (inout Fields) -> Void) {
         var fields = box.fields
@@ -170,6 +183,7 @@ public struct EntityDescription: Sendable, Hashable {
         compoundIndexes: [[String]] = [],
         fetchIndexes: [FetchIndexDescription] = []
     ) {
+        box = Box(Fields())
         self.name = name
         self.managedObjectClassName = managedObjectClassName
         self.isAbstract = isAbstract

@@ -45,7 +45,7 @@ enum GeneratedCode {
     /// The object files of the library's modules, as the test binary was linked with them
     /// (its link list names exactly the current ones; a build folder may hold stale ones).
     static func libraryObjects() throws -> [String] {
-        let targets = ["Faultline", "FaultlineModel", "FaultlinePredicate", "FaultlineSQL", "CFaultlineIntArray"].map { "/\($0).build/" }
+        let targets = ["Faultline", "FaultlineModel", "FaultlinePredicate", "FaultlineSQL", "CFaultlineIntArray", "CFaultlineReferenceCounts"].map { "/\($0).build/" }
         let products = TestSupport.productsDirectory
         let list = products.appendingPathComponent("FaultlinePackageTests.product/Objects.LinkFileList")
         if let text = try? String(contentsOf: list, encoding: .utf8) {
@@ -88,7 +88,9 @@ enum GeneratedCode {
             ["-Xcc", "-fmodule-map-file=" + TestSupport.packageRoot.appendingPathComponent("Sources/\($0)/module.modulemap").path]
         }
         // A C target's module map is the one SwiftPM writes into the build folder.
-        cModules += ["-Xcc", "-fmodule-map-file=" + products.appendingPathComponent("CFaultlineIntArray.build/module.modulemap").path]
+        cModules += ["CFaultlineIntArray", "CFaultlineReferenceCounts"].flatMap {
+            ["-Xcc", "-fmodule-map-file=" + products.appendingPathComponent("\($0).build/module.modulemap").path]
+        }
         var arguments = ["-swift-version", "6", "-warnings-as-errors", "-wmo", "-module-name", module]
         arguments += ["-I", products.appendingPathComponent("Modules").path] + cModules + sanitizerFlags
         arguments += sources.map(\.path)

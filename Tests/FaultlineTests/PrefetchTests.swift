@@ -145,6 +145,65 @@ import Testing
         #expect(statements.sql.count == 2)
     }
 
+    /// A fetch takes the reference counts its new objects hold to their entity, their
+    /// context's link and their row page in bulk (`BulkReferences`), and gives back those it
+    /// did not use: with rows of two entities, destinations prefetched, a row whose object
+    /// was registered before (no object made for it) and batches, every entity's count is
+    /// back where it was once the objects go, and the link goes with the context.
+    @Test(arguments: [0, 2]) func theCountsAFetchTakesInBulkAreAllGivenBack(batchSize: Int) throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Keeper", attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(
+                name: "Animal", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [RelationshipDescription(name: "keeper", destination: "Keeper")]),
+            EntityDescription(name: "Dog", superentityName: "Animal", attributes: [AttributeDescription(name: "barks", type: .boolean)]),
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        for (index, entity) in ["Animal", "Dog", "Dog", "Animal", "Dog", "Animal", "Dog"].enumerated() {
+            let animal = try writer.insertObject(entityName: entity)
+            try animal.setValue("animal \(index)", forKey: "name")
+            let keeper = try writer.insertObject(entityName: "Keeper")
+            try keeper.setValue("keeper \(index)", forKey: "name")
+            try animal.setValue(keeper, forKey: "keeper")
+        }
+        try writer.save()
+        let storages = try ["Animal", "Dog", "Keeper"].map { name in
+            try #require(coordinator.model.entity(named: name)).storageReference
+        }
+        func counts() -> [UInt] { storages.map { _getRetainCount(Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()) } }
+        var before: [UInt] = []
+        func fetchEverything() throws {
+            weak var link: ContextLink?
+            do {
+                let context = ManagedObjectContext(coordinator: coordinator)
+                link = context.link
+                var request = FetchRequest(entityName: "Animal")
+                request.sortDescriptors = [FLSortDescriptor(key: "name")]
+                request.relationshipKeyPathsForPrefetching = ["keeper"]
+                request.fetchBatchSize = batchSize
+                let third = try #require(context.fetchObjectIDs(request).dropFirst(2).first)
+                let registered = context.object(with: third)
+                let animals = try context.fetch(request)
+                var names: [String] = []
+                for animal in animals {
+                    names.append(animal.value(forKey: "name") as? String ?? "")
+                    names.append((animal.value(forKey: "keeper") as? ManagedObject)?.value(forKey: "name") as? String ?? "")
+                }
+                #expect(names.count == 14 && !names.contains(""))
+                #expect(animals[2] === registered && counts() != before)
+            }
+            #expect(link == nil, "the context's link goes with it and its objects")
+        }
+        // Measured the second time: the first fills the store's caches (decode plans hold
+        // entities).
+        for _ in 0..<2 {
+            before = counts()
+            try fetchEverything()
+        }
+        #expect(counts() == before, "each entity's count back where it was")
+    }
+
     /// A key path to prefetch that names no relationship is an error of the fetch, batched or
     /// not (a batched fetch prefetches only as it reads each batch, where it cannot throw).
     @Test(arguments: [0, 3]) func aKeyPathToPrefetchThatIsNoRelationshipFailsTheFetch(batchSize: Int) throws {

@@ -112,6 +112,17 @@ extension ManagedObjectContext {
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
         registry.reserveCapacity(registry.count + decoded.count)
         if collecting { objects.reserveCapacity(objects.count + decoded.count) }
+        // The counts of the references the new objects hold, taken in bulk (each plan's
+        // entity, the context's link, the pages); those not used given back after the loop.
+        var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
+        var links = BulkReferences()
+        var pageCounts = BulkReferences()
+        defer {
+            for plan in entities.indices { entities[plan].finish() }
+            links.finish()
+            pageCounts.finish()
+        }
+        let rows = decoded.rows.count
         for (index, row) in decoded.rows.enumerated() {
             // The plan is borrowed from `plans`, which holds it for the whole loop: loading it
             // (and its entity) from the array for each row retained and released both.
@@ -126,8 +137,16 @@ extension ManagedObjectContext {
                     }
                     return existing
                 }
-                let object = makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: hooks ? bindings[row.plan] : nil)
-                object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
+                let left = rows &- index
+                let storage = entities[row.plan].take(plan.rowEntity.storageReference, upTo: left)
+                let object = makeObject(
+                    countedEntity: EntityDescription(takingCountedStorage: storage), objectID: id, binding: hooks ? bindings[row.plan] : nil, links: &links, upTo: left)
+                let page = Unmanaged.passUnretained(pages[row.page]).toOpaque()
+                object.setLoadedRow(
+                    layout: plan.layout,
+                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts.take(page, upTo: 2 &* left)),
+                    Unmanaged<RowPage>.fromOpaque(pageCounts.take(page, upTo: 2 &* left)),
+                    base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
                 registry.register(object, for: id, at: probe)
                 if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }

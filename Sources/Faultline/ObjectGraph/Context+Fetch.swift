@@ -315,6 +315,16 @@ extension ManagedObjectContext {
         // once every object is registered.
         var loaded: [Int] = []
         if hooks { loaded.reserveCapacity(keys.count) }
+        // The references the new objects hold, counted in bulk (as in registerObjects).
+        var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
+        var links = BulkReferences()
+        var pageCounts = BulkReferences()
+        defer {
+            for plan in entities.indices { entities[plan].finish() }
+            links.finish()
+            pageCounts.finish()
+        }
+        let rows = page.rows.count
         for (rowIndex, row) in page.rows.enumerated() {
             // The row's place: the next key's, as `Z_PK IN (…)` returns rows in key order.
             let pending: Int
@@ -344,10 +354,19 @@ extension ManagedObjectContext {
                     if registered.isFault { fill(registered, from: page, at: rowIndex, awakes: false) } else { loadedHere = false }
                     return registered
                 }
+                let left = rows &- rowIndex
+                let storage = entities[row.plan].take(plan.rowEntity.storageReference, upTo: left)
                 let object = hooks
-                    ? bindings.withUnsafeBufferPointer { makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: $0[row.plan]) }
-                    : makeObject(entity: plan.rowEntity, objectID: id, isFault: false, binding: nil)
-                object.setLoadedRow(layout: plan.layout, page: pages[row.page], base: row.base, version: row.version)
+                    ? bindings.withUnsafeBufferPointer {
+                        makeObject(countedEntity: EntityDescription(takingCountedStorage: storage), objectID: id, binding: $0[row.plan], links: &links, upTo: left)
+                    }
+                    : makeObject(countedEntity: EntityDescription(takingCountedStorage: storage), objectID: id, binding: nil, links: &links, upTo: left)
+                let pageReference = Unmanaged.passUnretained(pages[row.page]).toOpaque()
+                object.setLoadedRow(
+                    layout: plan.layout,
+                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts.take(pageReference, upTo: 2 &* left)),
+                    Unmanaged<RowPage>.fromOpaque(pageCounts.take(pageReference, upTo: 2 &* left)),
+                    base: row.base, version: row.version)
                 if id.names == pendings[pending].names {
                     registry.register(object, for: id, at: pendings[pending].probe, borrowing: lending)
                 } else {

@@ -235,6 +235,17 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
         rowVersion = version
     }
 
+    /// ``setLoadedRow(layout:page:base:version:)`` for a new object (its value sets hold no
+    /// reference yet), with two references to the page that each hold a count the fetch took
+    /// in bulk (``BulkReferences``): one for the values, one for the committed values.
+    @inline(__always)
+    final func setLoadedRow(layout: PropertyLayout, countedPage values: Unmanaged<RowPage>, _ committedValues: Unmanaged<RowPage>, base: Int, version: Int64) {
+        assert(storage.holdsNoReference && committed.holdsNoReference, "a fetched row set over values")
+        withUnsafeMutablePointer(to: &storage) { $0.initialize(to: ObjectValues(layout: layout, page: values.takeRetainedValue(), base: base)) }
+        withUnsafeMutablePointer(to: &committed) { $0.initialize(to: ObjectValues(layout: layout, page: committedValues.takeRetainedValue(), base: base)) }
+        rowVersion = version
+    }
+
     // MARK: Lifecycle (overridden by subclasses; the defaults do nothing or check the model)
 
     /// Called once, right after the object is inserted into a context (not when a child's

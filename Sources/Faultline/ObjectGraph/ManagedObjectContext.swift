@@ -223,6 +223,26 @@ public final class ManagedObjectContext {
         return object
     }
 
+    /// ``makeObject(entity:objectID:isFault:binding:)`` for a fetch's rows, with the
+    /// references every object holds counted in bulk (``BulkReferences``): `entity` holds one
+    /// of the fetch's counts, and the link's reference is taken from `links` (`upTo`: the most
+    /// objects the fetch may still make).
+    @inline(__always)
+    func makeObject(
+        countedEntity entity: consuming EntityDescription, objectID: ManagedObjectID, binding: ClassBinding?, links: inout BulkReferences, upTo: Int
+    ) -> ManagedObject {
+        let linkReference = links.take(Unmanaged.passUnretained(link).toOpaque(), upTo: upTo)
+        if let binding {
+            let object = binding.type.init(entity: consume entity, objectID: objectID, context: nil, isFault: false)
+            object.classSlots = binding.slots
+            object.contextLink = Unmanaged<ContextLink>.fromOpaque(linkReference).takeRetainedValue()
+            return object
+        }
+        let object = ManagedObject(entity: consume entity, objectID: objectID, context: nil, isFault: false)
+        object.contextLink = Unmanaged<ContextLink>.fromOpaque(linkReference).takeRetainedValue()
+        return object
+    }
+
     deinit {
         if let automaticMergeObserver { NotificationCenter.default.removeObserver(automaticMergeObserver) }
         streams.finish()
