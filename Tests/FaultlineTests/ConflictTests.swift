@@ -169,6 +169,22 @@ import Testing
         #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZTAG") == 1)
     }
 
+    /// An update whose new value another row holds: the error names the updated object, the
+    /// constraint and the row (the update's table found through the save's update batch).
+    @Test func anUpdateToAValueAnotherRowHoldsNamesTheConstraintAndTheRow() throws {
+        let (context, store) = try Self.context()
+        let red = try context.insertObject(entityName: "Tag")
+        try red.setValue("red", forKey: "name")
+        let blue = try context.insertObject(entityName: "Tag")
+        try blue.setValue("blue", forKey: "name")
+        try context.save()
+        try blue.setValue("red", forKey: "name")
+        let error = #expect(throws: ConstraintConflictError.self) { try context.save() }
+        #expect(error?.entityName == "Tag" && error?.constraint == ["name"] && error?.values["name"] as? String == "red")
+        #expect(error?.objectID == blue.objectID && error?.conflictingObjectIDs == [red.objectID])
+        #expect(try store.connection.scalar("SELECT COUNT(*) FROM ZTAG WHERE ZNAME = 'red'") == 1)
+    }
+
     @Test func twoNewObjectsWithOneValueConflictWithEachOther() throws {
         let (context, _) = try Self.context()
         let first = try context.insertObject(entityName: "Tag")

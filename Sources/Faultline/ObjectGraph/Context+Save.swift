@@ -211,10 +211,7 @@ extension ManagedObjectContext {
             || !plan.joinDeletes.isEmpty || !plan.joinInserts.isEmpty || !plan.joinOrderUpdates.isEmpty || !plan.history.isEmpty
         let keys = namesNewObjects ? Self.reservedKeys(of: plan) : [:]
         func key(_ id: ManagedObjectID) -> Int64 { id.isTemporaryID ? keys[id] ?? 0 : id.primaryKey }
-        if !keys.isEmpty {
-            for index in plan.inserts.indices where !plan.inserts[index].unresolved.isEmpty { plan.inserts[index].resolveKeys(keys) }
-            for index in plan.updates.indices where !plan.updates[index].unresolved.isEmpty { plan.updates[index].resolveKeys(keys) }
-        }
+        if !keys.isEmpty { plan.resolveKeys(keys) }
         do {
             try store.insertRows(plan.inserts)
         } catch let violation as SQLiteStore.UniqueViolation {
@@ -223,11 +220,12 @@ extension ManagedObjectContext {
         }
         var conflicts: [ManagedObject] = []
         do {
-            let stale = try store.updateRows(plan.updates)
+            let stale = try store.updateRows(plan.updateBatch)
             conflicts += stale.map { plan.updates[$0].object }
         } catch let violation as SQLiteStore.UniqueViolation {
             let update = plan.updates[violation.index]
-            throw constraintConflict(violation.error, object: update.object, table: update.table, keys: Self.reservedKeys(of: plan))
+            let table = plan.updateBatch.table(ofRow: violation.index)
+            throw constraintConflict(violation.error, object: update.object, table: table, keys: Self.reservedKeys(of: plan))
         }
         for object in plan.deletes {
             guard let table = store.mapping.entity(object.entity.name)?.table else { continue }

@@ -78,16 +78,26 @@ struct SavePlan {
     /// Stored objects that new or changed rows point at through a to-one without inverse:
     /// nothing else version-checks them, so the save checks that their rows still exist.
     var referencedRows: [ManagedObjectID] = []
-    /// The buffer the values of ``updates`` are slices of.
-    var updateValues: [SQLValue] = []
+    /// The statements of ``updates``, index for index: their tables, columns and values
+    /// (each update's ``RowChange/write`` is empty).
+    var updateBatch = SQLiteStore.UpdateBatch()
 
     /// Gives the plan's large buffers back for the next save (``ScratchArrays``), once it is
-    /// done with: the row changes first, so that the value buffer they are slices of is held
-    /// by the plan alone.
+    /// done with.
     mutating func recycleBuffers() {
         ScratchArrays.give(&inserts)
         ScratchArrays.give(&updates)
-        ScratchArrays.give(&updateValues)
+        ScratchArrays.give(&updateBatch.values)
+        ScratchArrays.give(&updateBatch.rows)
+    }
+
+    /// Puts the keys reserved for new objects in the places of the rows that name them.
+    mutating func resolveKeys(_ keys: [ManagedObjectID: Int64]) {
+        for index in inserts.indices where !inserts[index].unresolved.isEmpty { inserts[index].resolveKeys(keys) }
+        for index in updates.indices where !updates[index].unresolved.isEmpty {
+            let first = updateBatch.rows[index].values.lowerBound
+            for (place, id) in updates[index].unresolved { updateBatch.values[first + place] = keys[id].map(SQLValue.integer) ?? .null }
+        }
     }
 }
 
@@ -366,14 +376,14 @@ extension ManagedObjectContext {
         ScratchArrays.reserve(&plan.updates, adding: rows.count)
         // Rows of one entity changed in the same columns (most, in a bulk change) share one
         // column list, as they share one statement.
-        var lastColumns: (row: EntityRowLayout, mask: UInt64, names: [String])?
-        // The rows' values go into one buffer, each row's its slice of it (set once the buffer
-        // is whole: it moves while it grows) — an array of its own per row was an allocation
-        // and a free per object.
-        let firstUpdate = plan.updates.count
-        var shared = ScratchArrays.take(SQLValue.self, capacity: rows.count * 4)
-        var ranges = ScratchArrays.take(Range<Int>.self, capacity: rows.count)
-        defer { ScratchArrays.give(&ranges) }
+        var lastColumns: (row: EntityRowLayout, mask: UInt64, statement: Int)?
+        // The rows' values go into one buffer, each row its range of it — an array of its own
+        // per row was an allocation and a free per object.
+        var batch = plan.updateBatch
+        plan.updateBatch = SQLiteStore.UpdateBatch()
+        defer { plan.updateBatch = batch }
+        if batch.rows.isEmpty { batch.rows = ScratchArrays.take((statement: Int, values: Range<Int>).self, capacity: rows.count) }
+        if batch.values.isEmpty { batch.values = ScratchArrays.take(SQLValue.self, capacity: rows.count * 4) }
         withExtendedLifetime((candidates, layouts)) {
             // Each entry's object and row layout borrowed (`takeUnretainedValue()` retained
             // and released both, per row).
@@ -427,38 +437,40 @@ extension ManagedObjectContext {
                     }
                 }
                 let count = narrow ? mask.nonzeroBitCount : wide.reduce(0) { $1 ? $0 + 1 : $0 }
-                var columns: [String] = []
+                let statement: Int
                 if narrow, let lastColumns, lastColumns.row === row, lastColumns.mask == mask {
-                    columns = lastColumns.names
+                    statement = lastColumns.statement
                 } else {
+                    var columns: [String] = []
                     columns.reserveCapacity(count)
                     forEachWritten { columns.append(row.columnNames[$0]) }
-                    if narrow { lastColumns = (row, mask, columns) }
+                    statement = batch.statements.count
+                    batch.statements.append((row.table, columns))
+                    if narrow { lastColumns = (row, mask, statement) }
                 }
-                var change = SavePlan.RowChange(object: object, write: .init(table: row.table, columns: columns, values: []))
-                let base = shared.count
+                // Its statement in `batch`: the change's own is left empty.
+                var change = SavePlan.RowChange(object: object, write: .init(table: "", columns: [], values: []))
+                let base = batch.values.count
                 var replacedExternal: [String] = []
                 let hasExternalBinary = object.entity.propertyLayout.hasExternalBinary
                 forEachWritten { index in
                     // The key columns append nothing here (they come last, below).
-                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &shared, from: base, unresolved: &change.unresolved, plan: &plan)
+                    appendValue(ofColumn: index, of: row, object: object, bySlot: bySlot, extras: extras, to: &batch.values, from: base, unresolved: &change.unresolved, plan: &plan)
                     if hasExternalBinary, row.roles[index] == .attribute, store.externalBinaryColumns(for: object.entity)[row.propertyNames[index]] != nil {
                         replacedExternal.append(row.columnNames[index])
                     }
                 }
                 // Then the new version, the key and the version read (`WHERE Z_PK = ? AND Z_OPT = ?`).
                 let version = object.rowVersion
-                shared.append(.integer(version + 1))
-                shared.append(.integer(object.objectID.primaryKey))
-                shared.append(.integer(version))
-                ranges.append(base..<shared.count)
+                batch.values.append(.integer(version + 1))
+                batch.values.append(.integer(object.objectID.primaryKey))
+                batch.values.append(.integer(version))
+                batch.rows.append((statement, base..<batch.values.count))
                 plan.updates.append(consume change)
                 if !extraCandidates.isEmpty, extraCandidates.contains(ObjectIdentifier(object)) { plan.updatedBeyondChanged.append(object.objectID) }
                 if !replacedExternal.isEmpty { plan.externalReplaced.append((row.table, object.objectID.primaryKey, replacedExternal)) }
             } } }
         }
-        for (offset, range) in ranges.enumerated() { plan.updates[firstUpdate + offset].write.values = shared[range] }
-        plan.updateValues = shared
     }
 
     /// The SQL value of the attribute in column `index` of an object's row: by slot when the

@@ -199,18 +199,36 @@ extension SQLiteStore {
         }
     }
 
-    /// Runs the optimistic-locking UPDATEs of a save (`values` of each row: the changed
-    /// columns', then the new version, the key and the version read); returns the indexes of
-    /// the rows whose version no longer matched (no row changed).
+    /// A save's UPDATEs, whose parts are kept side by side rather than in a ``RowWrite`` per
+    /// row: each row names its statement's table and columns by number (rows of one entity
+    /// changed in the same columns share them) and its values by a range of one buffer. A row's
+    /// own column list and value slice cost two reference counts taken and two given back per
+    /// row — atomic operations, the largest part of a bulk update's reference counting.
+    struct UpdateBatch {
+        /// The statements' tables and column lists.
+        var statements: [(table: String, columns: [String])] = []
+        /// Each row: its statement's number and its values in ``values``.
+        var rows: [(statement: Int, values: Range<Int>)] = []
+        /// The rows' values: each row's changed columns', then the new version, the key and
+        /// the version read.
+        var values: [SQLValue] = []
+
+        /// The table of row `index`.
+        func table(ofRow index: Int) -> String { statements[rows[index].statement].table }
+    }
+
+    /// Runs the optimistic-locking UPDATEs of a save; returns the indexes of the rows whose
+    /// version no longer matched (no row changed).
     ///
     /// - Throws: as ``insertRows(_:)``.
-    func updateRows<Row: RowWriting>(_ rows: [Row]) throws -> [Int] {
+    func updateRows(_ batch: UpdateBatch) throws -> [Int] {
         var run = StatementRun()
         defer { run.finish() }
         var stale: [Int] = []
-        for index in rows.indices {
-            let statement = try run.statement(self, rows[index].write.table, rows[index].write.columns, updateSQL)
-            try statement.bind(rows[index].write.values)
+        for index in batch.rows.indices {
+            let part = batch.statements[batch.rows[index].statement]
+            let statement = try run.statement(self, part.table, part.columns, updateSQL)
+            try statement.bind(batch.values[batch.rows[index].values])
             do {
                 try statement.runKeepingBindings()
             } catch let error as SQLiteError where error.code == 2067 {  // SQLITE_CONSTRAINT_UNIQUE
