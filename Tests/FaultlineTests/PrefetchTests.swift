@@ -481,3 +481,83 @@ import Testing
         #expect(inventories[3].isFault && inventories[5].isFault)
     }
 }
+
+/// A class whose `awakeFromFetch()` reads results it is given, once, at a given index.
+final class ReentrantNode: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Node" }
+    class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string)] }
+    nonisolated(unsafe) static var results: FetchedResults<ManagedObject>?
+    nonisolated(unsafe) static var reach: Int?
+    override func awakeFromFetch() {
+        guard let results = Self.results, let index = Self.reach else { return }
+        Self.reach = nil
+        _ = results[index]  // another batch, while the outer batch is being loaded
+    }
+}
+
+/// A class whose `deinit` reads results it is given, once, at a given index.
+final class DeinitReadingNode: ManagedObject, ManagedObjectSubclass {
+    class var entityName: String { "Node" }
+    class var managedProperties: [ManagedPropertyDeclaration] { [.attribute("name", .string)] }
+    nonisolated(unsafe) static var results: FetchedResults<ManagedObject>?
+    nonisolated(unsafe) static var reach: Int?
+    deinit {
+        guard let results = Self.results, let index = Self.reach else { return }
+        Self.reach = nil
+        _ = results[index]
+    }
+}
+
+/// Results read again while they load a batch — by an `awakeFromFetch()` of the batch, or by
+/// the `deinit` of an object the last batch let go of — hold the batch that read made; the
+/// outer load keeps its objects registered before holding its own (the registry borrows a held
+/// batch's references: an array dropped without ending them left entries to freed objects).
+@Suite(.serialized) struct BatchReentrancyTests {
+    /// An `awakeFromFetch()` reading the same results at another batch while the first loads.
+    @Test func anAwakeFromFetchReadingAnotherBatchLeavesNoEntryDangling() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)])
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        try coordinator.registerClasses([ReentrantNode.self])
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<6 { try writer.insertObject(entityName: "Node").setValue("n\(index)", forKey: "name") }
+        try writer.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Node")
+        request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
+        request.fetchBatchSize = 2
+        let results = try context.fetch(request)
+        ReentrantNode.results = results
+        ReentrantNode.reach = 4
+        defer { ReentrantNode.results = nil }
+        _ = results[0]
+        // Every registered object must be alive and readable.
+        for (_, object) in context.registeredObjects {
+            #expect(object.value(forKey: "name") as? String != nil)
+        }
+    }
+
+    /// An object's `deinit` reading the results at another batch while they let go of its own.
+    @Test func aDeinitReadingAnotherBatchWhileTheResultsMoveOnLeavesNoEntryDangling() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)])
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        try coordinator.registerClasses([DeinitReadingNode.self])
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<6 { try writer.insertObject(entityName: "Node").setValue("n\(index)", forKey: "name") }
+        try writer.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Node")
+        request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
+        request.fetchBatchSize = 2
+        let results = try context.fetch(request)
+        DeinitReadingNode.results = results
+        defer { DeinitReadingNode.results = nil }
+        _ = results[0]
+        DeinitReadingNode.reach = 4
+        _ = results[2]  // batch 0's objects go: one's deinit reaches batch 2
+        for (_, object) in context.registeredObjects { #expect(object.value(forKey: "name") as? String != nil) }
+    }
+}

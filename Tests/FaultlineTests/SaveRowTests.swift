@@ -58,3 +58,47 @@ import Testing
         #expect(rows[0].changedValues().isEmpty && !rows[0].hasChanges)
     }
 }
+
+/// An UPDATE's values that name new objects get their keys in place (the save's update batch:
+/// each row's values a range of one buffer), through two statements, and a second save reuses
+/// the buffers.
+@Suite struct SaveUpdateKeysTests {
+    @Test func updatesNamingNewObjectsGetTheirKeys() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Keeper", attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(
+                name: "Animal", attributes: [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "age", type: .integer64)],
+                relationships: [RelationshipDescription(name: "keeper", destination: "Keeper"), RelationshipDescription(name: "friend", destination: "Keeper")]),
+        ])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        var animals: [ManagedObject] = []
+        for index in 0..<5 {
+            let animal = try writer.insertObject(entityName: "Animal")
+            try animal.setValue("a\(index)", forKey: "name")
+            animals.append(animal)
+        }
+        try writer.save()
+        for (index, animal) in animals.enumerated() {
+            let keeper = try writer.insertObject(entityName: "Keeper")
+            try keeper.setValue("k\(index)", forKey: "name")
+            if index % 2 == 0 { try animal.setValue(Int64(index), forKey: "age") }
+            try animal.setValue(keeper, forKey: "keeper")
+            if index == 3 { try animal.setValue(keeper, forKey: "friend") }
+        }
+        try writer.save()
+        let reader = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Animal")
+        request.sortDescriptors = [FLSortDescriptor(key: "name")]
+        let fetched = try reader.fetch(request)
+        let keepers = fetched.map { ($0.value(forKey: "keeper") as? ManagedObject)?.value(forKey: "name") as? String }
+        #expect(keepers == ["k0", "k1", "k2", "k3", "k4"])
+        #expect((fetched[3].value(forKey: "friend") as? ManagedObject)?.value(forKey: "name") as? String == "k3")
+        #expect(fetched.map { $0.value(forKey: "age") as? Int64 } == [0, nil, 2, nil, 4])
+        // A second save reuses the recycled buffers.
+        for animal in animals { try animal.setValue("b" + ((animal.value(forKey: "name") as? String) ?? ""), forKey: "name") }
+        try writer.save()
+        reader.reset()
+        #expect(try reader.fetch(request).map { $0.value(forKey: "name") as? String } == ["ba0", "ba1", "ba2", "ba3", "ba4"])
+    }
+}

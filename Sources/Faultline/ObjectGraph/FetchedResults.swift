@@ -95,7 +95,13 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         let range = batch.range(containing: position)
         context.checkAccess()
         releaseCurrentBatch(in: context)
-        currentObjects = context.batchObjects(batch, range: range, reaching: position)
+        let loaded = context.batchObjects(batch, range: range, reaching: position)
+        // Code these results ran meanwhile (an `awakeFromFetch()` of the batch, the `deinit` of
+        // an object the last batch let go of) may have read them at another batch, which is
+        // now held: its objects stay registered, the registry's own references taken before
+        // its array goes (the registry borrows that array's references).
+        if !currentObjects.isEmpty { context.endBorrows(of: currentObjects) }
+        currentObjects = loaded
         currentStart = range.lowerBound
         return currentObjects[position - range.lowerBound] ?? context.object(with: batch.keys.id(at: position))
     }

@@ -238,11 +238,16 @@ open class ManagedObject: CustomStringConvertible, Hashable, KeyValueCoding {
     /// ``setLoadedRow(layout:page:base:version:)`` for a new object (its value sets hold no
     /// reference yet), with two references to the page that each hold a count the fetch took
     /// in bulk (``BulkReferences``): one for the values, one for the committed values.
+    /// (A subclass's initializer that set values — which it should not — has them replaced.)
     @inline(__always)
     final func setLoadedRow(layout: PropertyLayout, countedPage values: Unmanaged<RowPage>, _ committedValues: Unmanaged<RowPage>, base: Int, version: Int64) {
-        assert(storage.holdsNoReference && committed.holdsNoReference, "a fetched row set over values")
-        withUnsafeMutablePointer(to: &storage) { $0.initialize(to: ObjectValues(layout: layout, page: values.takeRetainedValue(), base: base)) }
-        withUnsafeMutablePointer(to: &committed) { $0.initialize(to: ObjectValues(layout: layout, page: committedValues.takeRetainedValue(), base: base)) }
+        if storage.holdsNoReference && committed.holdsNoReference {
+            withUnsafeMutablePointer(to: &storage) { $0.initialize(to: ObjectValues(layout: layout, page: values.takeRetainedValue(), base: base)) }
+            withUnsafeMutablePointer(to: &committed) { $0.initialize(to: ObjectValues(layout: layout, page: committedValues.takeRetainedValue(), base: base)) }
+        } else {
+            storage = ObjectValues(layout: layout, page: values.takeRetainedValue(), base: base)
+            committed = ObjectValues(layout: layout, page: committedValues.takeRetainedValue(), base: base)
+        }
         rowVersion = version
     }
 
