@@ -1,6 +1,8 @@
-@testable import Faultline
+import FaultlineModel
 import Foundation
 import Testing
+
+@testable import Faultline
 
 /// `StoredValue.holdsSame(_:)`: true only for a value of the case's own type that is equal —
 /// per-key validation then keeps the slot as it is; anything else is compared the slow way.
@@ -30,6 +32,60 @@ import Testing
             #expect(!stored.holdsSame(&held), "\(stored) and \(String(describing: value))")
             #expect(String(describing: held) == String(describing: value), "the value is put back as it was")
         }
+    }
+}
+
+/// `StoredValue.ofExactType(_:for:)`, `setValue(_:forKey:)`'s way around the casts: for a
+/// value of the attribute's own Swift type, the stored value coercion and `init(_:)` make;
+/// for anything else nil, so the value is coerced (converted or refused) as before.
+@Suite struct ExactTypeValueTests {
+    private static func attribute(_ type: AttributeType) -> AttributeDescription { AttributeDescription(name: "v", type: type) }
+
+    @Test func aValueOfTheAttributesOwnTypeIsStoredAsCoercionStoresIt() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 42)
+        let id = UUID()
+        let own: [(AttributeType, Any)] = [
+            (.integer64, Int64(7)), (.integer32, Int32(7)), (.integer16, Int16(7)), (.boolean, true), (.double, 1.5),
+            (.float, Float(1.5)), (.string, "café"), (.date, date), (.binaryData, Data([1, 2, 3])), (.uuid, id),
+        ]
+        for (type, value) in own {
+            let exact = try #require(StoredValue.ofExactType(value, for: type), "\(type) \(value)")
+            let coerced = StoredValue(try AttributeValues.coerce(value, to: Self.attribute(type), entityName: "E", objectID: nil))
+            #expect(StoredValue.same(exact, coerced), "\(type) \(value)")
+        }
+        // Values that convert (or fail to), and types with no case of their own: coerced.
+        let others: [(AttributeType, Any)] = [
+            (.integer64, 7), (.integer64, Int32(7)), (.integer16, Int64(7)), (.integer16, 70_000), (.boolean, 1), (.double, Float(1.5)),
+            (.double, 2), (.float, 1.5), (.string, Substring("a")), (.string, 7), (.binaryData, [UInt8]([1])), (.integer64, Optional(Int64(7)) as Any),
+            (.decimal, Decimal(7)), (.uri, URL(fileURLWithPath: "/")), (.transformable, Data([1])), (.objectID, "x"), (.undefined, Int64(7)),
+        ]
+        for (type, value) in others { #expect(StoredValue.ofExactType(value, for: type) == nil, "\(type) \(value)") }
+    }
+
+    @Test func setValueStoresEachTypeAsItWasGivenAndStillRefusesAMismatch() throws {
+        let types: [AttributeType] = [.integer16, .integer32, .integer64, .boolean, .double, .float, .string, .date, .binaryData, .uuid]
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Thing", attributes: types.map { AttributeDescription(name: "v\($0.rawValue)", type: $0) })
+        ])
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model)))
+        let thing = try context.insertObject(entityName: "Thing")
+        let date = Date(timeIntervalSinceReferenceDate: 42)
+        let id = UUID()
+        let values: [Any] = [Int16(-3), Int32(70_000), Int64(1) << 40, true, 0.25, Float(0.5), "text", date, Data([9]), id]
+        for (type, value) in zip(types, values) { try thing.setValue(value, forKey: "v\(type.rawValue)") }
+        for (type, value) in zip(types, values) {
+            let read = thing.value(forKey: "v\(type.rawValue)")
+            #expect(read.map { Swift.type(of: $0) == Swift.type(of: value) } == true && ManagedObject.valuesEqual(read, value), "\(type)")
+        }
+        // Converted as before: an Int for an Integer 16, a Substring for a String.
+        try thing.setValue(12, forKey: "v\(AttributeType.integer16.rawValue)")
+        #expect(thing.value(forKey: "v\(AttributeType.integer16.rawValue)") as? Int16 == 12)
+        try thing.setValue(Substring("sub"), forKey: "v\(AttributeType.string.rawValue)")
+        #expect(thing.value(forKey: "v\(AttributeType.string.rawValue)") as? String == "sub")
+        #expect(throws: ManagedObjectError.self) { try thing.setValue("seven", forKey: "v\(AttributeType.integer64.rawValue)") }
+        #expect(throws: ManagedObjectError.self) { try thing.setValue(Int64(7), forKey: "v\(AttributeType.string.rawValue)") }
+        try context.save()
+        #expect(!context.hasChanges)
     }
 }
 

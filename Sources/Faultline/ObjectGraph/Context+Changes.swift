@@ -211,8 +211,13 @@ extension ManagedObjectContext {
             if attribute.isReadOnly || attribute.isDerived {
                 throw ManagedObjectError(.readOnly, entity: object.entity.name, objectID: object.objectID, key: key, "attribute \(key) is read-only")
             }
+            let slot = object.storage.layout.slot(of: key)
+            // A value of the attribute's own Swift type (most): typed as it is, without a cast.
+            if let slot, let value, let stored = StoredValue.ofExactType(value, for: attribute.attributeType) {
+                return try setAttribute(stored, slot: slot, of: object)
+            }
             let coerced = try value.map { try AttributeValues.coerce($0, to: attribute, of: object) }
-            if let slot = object.storage.layout.slot(of: key) { return try setAttribute(StoredValue(coerced), slot: slot, of: object) }
+            if let slot { return try setAttribute(StoredValue(coerced), slot: slot, of: object) }
             try recordingChanges {
                 try fireFault(object)
                 if ManagedObject.valuesEqual(object.storage[key], coerced) { return }

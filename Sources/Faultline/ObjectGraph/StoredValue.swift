@@ -53,6 +53,34 @@ enum StoredValue {
         }
     }
 
+    /// The stored value of `value` when its dynamic type is exactly the Swift type of an
+    /// attribute of `type` (`Int64` for an Integer 64, `String` for a String, `Data` for a
+    /// Binary, …): what coercion to the attribute (``AttributeValues/coerce(_:to:of:)``) and
+    /// ``init(_:)`` make of it, found by opening the existential and comparing its type instead
+    /// of by dynamic casts (a cast to the attribute's type, then a chain of them to find the
+    /// case: most of a `setValue(_:forKey:)`'s time). Nil for any other value (another type, a
+    /// type that converts, an attribute type without a case of its own), which the caller
+    /// coerces as before.
+    static func ofExactType(_ value: Any, for type: AttributeType) -> StoredValue? {
+        ofExactType(opened: value, for: type)
+    }
+
+    private static func ofExactType<T>(opened value: T, for type: AttributeType) -> StoredValue? {
+        switch type {
+        case .integer64: return T.self == Int64.self ? .int64(unsafeBitCast(value, to: Int64.self)) : nil
+        case .integer32: return T.self == Int32.self ? .int32(unsafeBitCast(value, to: Int32.self)) : nil
+        case .integer16: return T.self == Int16.self ? .int16(unsafeBitCast(value, to: Int16.self)) : nil
+        case .boolean: return T.self == Bool.self ? .bool(unsafeBitCast(value, to: Bool.self)) : nil
+        case .double: return T.self == Double.self ? .double(unsafeBitCast(value, to: Double.self)) : nil
+        case .float: return T.self == Float.self ? .float(unsafeBitCast(value, to: Float.self)) : nil
+        case .string: return T.self == String.self ? .string(unsafeBitCast(value, to: String.self)) : nil
+        case .date: return T.self == Date.self ? .date(unsafeBitCast(value, to: Date.self)) : nil
+        case .binaryData: return T.self == Data.self ? .data(unsafeBitCast(value, to: Data.self)) : nil
+        case .uuid: return T.self == UUID.self ? .uuid(unsafeBitCast(value, to: UUID.self)) : nil
+        case .undefined, .decimal, .uri, .transformable, .objectID, .composite: return nil
+        }
+    }
+
     /// The value as `Any?` (nil for ``none``). Inlined: called out of line, the value was
     /// copied for the call and destroyed after it (two more calls per value read by key).
     @usableFromInline
