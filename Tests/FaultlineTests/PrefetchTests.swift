@@ -513,13 +513,13 @@ final class DeinitReadingNode: ManagedObject, ManagedObjectSubclass {
 /// outer load keeps its objects registered before holding its own (the registry borrows a held
 /// batch's references: an array dropped without ending them left entries to freed objects).
 @Suite(.serialized) struct BatchReentrancyTests {
-    /// An `awakeFromFetch()` reading the same results at another batch while the first loads.
-    @Test func anAwakeFromFetchReadingAnotherBatchLeavesNoEntryDangling() throws {
+    /// Six `Node` rows made by `nodeClass`, fetched two to a batch in name order.
+    private static func batchedNodes(_ nodeClass: any ManagedObjectSubclass.Type) throws -> (ManagedObjectContext, FetchedResults<ManagedObject>) {
         let model = try ManagedObjectModel(entities: [
             EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)])
         ])
         let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
-        try coordinator.registerClasses([ReentrantNode.self])
+        try coordinator.registerClasses([nodeClass])
         let writer = ManagedObjectContext(coordinator: coordinator)
         for index in 0..<6 { try writer.insertObject(entityName: "Node").setValue("n\(index)", forKey: "name") }
         try writer.save()
@@ -527,37 +527,33 @@ final class DeinitReadingNode: ManagedObject, ManagedObjectSubclass {
         var request = FetchRequest(entityName: "Node")
         request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
         request.fetchBatchSize = 2
-        let results = try context.fetch(request)
+        return (context, try context.fetch(request))
+    }
+
+    /// Every registered object alive and readable (a freed one trips ManagedObject's assertion
+    /// in a debug build, AddressSanitizer in CI).
+    private static func expectRegisteredObjectsReadable(_ context: ManagedObjectContext) {
+        for (_, object) in context.registeredObjects { #expect(object.value(forKey: "name") as? String != nil) }
+    }
+
+    /// An `awakeFromFetch()` reading the same results at another batch while the first loads.
+    @Test func anAwakeFromFetchReadingAnotherBatchLeavesNoEntryDangling() throws {
+        let (context, results) = try Self.batchedNodes(ReentrantNode.self)
         ReentrantNode.results = results
         ReentrantNode.reach = 4
         defer { ReentrantNode.results = nil }
         _ = results[0]
-        // Every registered object must be alive and readable.
-        for (_, object) in context.registeredObjects {
-            #expect(object.value(forKey: "name") as? String != nil)
-        }
+        Self.expectRegisteredObjectsReadable(context)
     }
 
     /// An object's `deinit` reading the results at another batch while they let go of its own.
     @Test func aDeinitReadingAnotherBatchWhileTheResultsMoveOnLeavesNoEntryDangling() throws {
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Node", attributes: [AttributeDescription(name: "name", type: .string)])
-        ])
-        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
-        try coordinator.registerClasses([DeinitReadingNode.self])
-        let writer = ManagedObjectContext(coordinator: coordinator)
-        for index in 0..<6 { try writer.insertObject(entityName: "Node").setValue("n\(index)", forKey: "name") }
-        try writer.save()
-        let context = ManagedObjectContext(coordinator: coordinator)
-        var request = FetchRequest(entityName: "Node")
-        request.sortDescriptors = [FLSortDescriptor(key: "name", ascending: true)]
-        request.fetchBatchSize = 2
-        let results = try context.fetch(request)
+        let (context, results) = try Self.batchedNodes(DeinitReadingNode.self)
         DeinitReadingNode.results = results
         defer { DeinitReadingNode.results = nil }
         _ = results[0]
         DeinitReadingNode.reach = 4
         _ = results[2]  // batch 0's objects go: one's deinit reaches batch 2
-        for (_, object) in context.registeredObjects { #expect(object.value(forKey: "name") as? String != nil) }
+        Self.expectRegisteredObjectsReadable(context)
     }
 }

@@ -114,6 +114,8 @@ extension ManagedObjectContext {
         if collecting { objects.reserveCapacity(objects.count + decoded.count) }
         // The counts of the references the new objects hold, taken in bulk (each plan's
         // entity, the context's link, the pages); those not used given back after the loop.
+        // Written out here and in loadedBatchObjects: in a struct or a function of their own,
+        // the optimizer kept a retain and a release of each new object (callgrind).
         var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         var links = BulkReferences()
         var pageCounts = BulkReferences()

@@ -315,7 +315,8 @@ extension ManagedObjectContext {
         // once every object is registered.
         var loaded: [Int] = []
         if hooks { loaded.reserveCapacity(keys.count) }
-        // The references the new objects hold, counted in bulk (as in registerObjects).
+        // The references the new objects hold, counted in bulk (as in registerObjects, and
+        // written out as there: shared, they cost each new object a retain and a release).
         var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         var links = BulkReferences()
         var pageCounts = BulkReferences()
