@@ -39,6 +39,28 @@ import Testing
         }
     }
 
+    /// Batched results returned out of a `performAndWait` and let go of on the caller's
+    /// thread: the registry takes its references to the held batch's objects back on the
+    /// context's queue (the debug check sees no use off it), and the objects stay registered.
+    @Test func batchedResultsLetGoOfOffTheQueueChangeTheRegistryOnIt() throws {
+        let coordinator = try Self.coordinator(SaveTests.copyOfInventory())
+        let context = ManagedObjectContext(coordinator: coordinator, concurrencyType: .privateQueue)
+        context.concurrencyDebug = true
+        let violations = Violations()
+        context.concurrencyViolationHandler = { violations.append($0) }
+        var results: FetchedResults<ManagedObject>? = try context.performAndWait {
+            var request = FetchRequest(entityName: "Inventory")
+            request.fetchBatchSize = 3
+            let results = try context.fetch(request)
+            _ = results[4]  // the second batch held
+            return results
+        }
+        #expect(results?.count == 8)
+        results = nil
+        #expect(violations.all.isEmpty)
+        #expect(context.performAndWait { context.registeredObjects.count } == 3)
+    }
+
     @Test func performReturnsAtOnceAndRunsTheBlockOnTheContextsQueue() throws {
         let coordinator = try Self.coordinator(SaveTests.copyOfInventory())
         let context = ManagedObjectContext(coordinator: coordinator, concurrencyType: .privateQueue)

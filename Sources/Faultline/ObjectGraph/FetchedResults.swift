@@ -60,9 +60,13 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
 
     /// The batch held lent its references to the context's registry (see
     /// ``ObjectRegistry/register(_:for:at:borrowing:)``): the registry takes its own, and the
-    /// objects stay registered, as those of any batch still held when its results go.
+    /// objects stay registered, as those of any batch still held when its results go. On the
+    /// context's queue: results may go on another thread (returned out of a `performAndWait`),
+    /// and letting go of them there changed nothing of the context's before the registry
+    /// borrowed.
     deinit {
-        if let context, !currentObjects.isEmpty { context.endBorrows(of: currentObjects) }
+        guard let context, !currentObjects.isEmpty else { return }
+        context.performAndWait { context.endBorrows(of: currentObjects) }
     }
 
     /// The first index, 0.
@@ -186,6 +190,7 @@ extension ManagedObjectContext {
     /// ``ObjectRegistry/register(_:for:at:borrowing:)``), its objects kept registered: for a
     /// holder that goes without moving to another batch.
     func endBorrows(of objects: [ManagedObject?]) {
+        checkAccess()
         for case let object? in objects where object.isBorrowedByRegistry {
             registry.endBorrow(of: object, removing: false)
         }
