@@ -94,28 +94,29 @@ final class ObjectRegistry {
         }
     }
 
-    /// Lets go of the object of an entry that goes: releases the table's reference, or for
-    /// a borrowed one (``register(_:for:at:borrowing:)``) clears the object's mark.
+    /// Whether an entry that goes borrowed its object's reference (``register(_:for:at:borrowing:)``);
+    /// the object's mark is cleared.
     @inline(__always)
-    private static func letGo(_ object: Unmanaged<ManagedObject>) {
-        let borrowed = object._withUnsafeGuaranteedRef { object in
+    private static func endsBorrow(_ object: Unmanaged<ManagedObject>) -> Bool {
+        object._withUnsafeGuaranteedRef { object in
             guard object.isBorrowedByRegistry else { return false }
             object.isBorrowedByRegistry = false
             return true
         }
-        if !borrowed { object.release() }
+    }
+
+    /// Lets go of the object of an entry that goes: releases the table's reference, or for
+    /// a borrowed one only clears the object's mark.
+    @inline(__always)
+    private static func letGo(_ object: Unmanaged<ManagedObject>) {
+        if !endsBorrow(object) { object.release() }
     }
 
     /// The object of an entry that goes, as a reference for the caller: the table's, or for a
     /// borrowed one a new one (and its mark cleared).
     @inline(__always)
     private static func takeOut(_ object: Unmanaged<ManagedObject>) -> ManagedObject {
-        let borrowed = object._withUnsafeGuaranteedRef { object in
-            guard object.isBorrowedByRegistry else { return false }
-            object.isBorrowedByRegistry = false
-            return true
-        }
-        return borrowed ? object.takeUnretainedValue() : object.takeRetainedValue()
+        endsBorrow(object) ? object.takeUnretainedValue() : object.takeRetainedValue()
     }
 
     /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
