@@ -214,6 +214,46 @@ import Testing
         #expect(replaced == nil && taken == nil && filtered == nil && emptied == nil, "each let go of once, by its holder")
     }
 
+    /// The table counts its borrowed entries, every way a borrow ends: once none is left, an
+    /// entry that goes is released without a look at its object's mark, so the count must
+    /// never be short of the marks (an entry released that only borrowed its reference would
+    /// free its holder's object under it).
+    @Test func theTableCountsItsBorrowedEntries() {
+        weak var owned: ManagedObject?
+        weak var lent: ManagedObject?
+        var holder: ManagedObject?
+        do {
+            let registry = ObjectRegistry()
+            registry.reserveCapacity(16)  // a registration that grows the table takes a reference
+            func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(names: Self.names[0], primaryKey: key) }
+            func register(_ key: Int64, borrowing: Bool) -> ManagedObject {
+                let object = Self.object(id(key))
+                registry.register(object, for: id(key), at: registry.lookUp(id(key)).probe, borrowing: borrowing)
+                return object
+            }
+            let objects = (1...6).map { register(Int64($0), borrowing: true) }
+            #expect(registry.borrowedEntries == 6)
+            registry.endBorrow(of: objects[0], removing: false)  // the table takes a reference
+            registry.endBorrow(of: objects[1], removing: true)  // the entry goes
+            #expect(registry.removeValue(forKey: id(3)) === objects[2])
+            registry.updateValue(Self.object(id(4)), forKey: id(4))  // replaced
+            registry.filter(reservingExtra: 0) { $0.primaryKey != 5 }
+            #expect(registry.borrowedEntries == 1 && objects[5].isBorrowedByRegistry)
+            registry.removeAll()
+            #expect(registry.borrowedEntries == 0 && objects.allSatisfy { !$0.isBorrowedByRegistry })
+            // A table with no borrowed entry left releases what it holds when it goes; one
+            // that still borrows leaves the borrowed object to its holder.
+            owned = register(7, borrowing: false)
+            holder = register(8, borrowing: true)
+            lent = holder
+            #expect(registry.borrowedEntries == 1)
+        }
+        #expect(owned == nil, "the table's reference went with it")
+        #expect(lent != nil && holder?.isBorrowedByRegistry == false, "the holder's reference is whole")
+        holder = nil
+        #expect(lent == nil)
+    }
+
     /// The table holds its objects, lets go of them when it is emptied or goes, and a growing
     /// table keeps every entry.
     @Test func theTableHoldsItsObjectsUntilItLetsGoOfThem() {

@@ -14,4 +14,10 @@ void faultline_retain_n(void *object, uint32_t n);
 /// counts a fetch took in bulk and did not use.
 void faultline_release_n(void *object, uint32_t n);
 
+/// Asks the processor to bring the cache line at `address` in for writing, without waiting
+/// for it: a hint, no effect on what the program computes.
+static inline void faultline_prefetch_for_writing(const void *address) {
+    __builtin_prefetch(address, 1, 3);
+}
+
 #endif

@@ -1,3 +1,4 @@
+import CFaultlineReferenceCounts
 import Foundation
 
 /// The objects registered in a context, by ID: Core Data's object map, as an open-addressing
@@ -37,6 +38,15 @@ final class ObjectRegistry {
     private var mask: Int
     /// The number of objects registered.
     private(set) var count = 0
+    /// How many entries borrow their object's reference (``register(_:for:at:borrowing:)``).
+    /// While none does, an entry that goes is released without a look at its object's mark:
+    /// letting go of a table of objects fetched without a batch size then touches each object
+    /// once, for its count, not also the line of its mark (a cache miss per object in the
+    /// table's order, most of the walk's time).
+    private var borrowedCount = 0
+
+    /// The number of entries borrowing their object's reference (for tests).
+    var borrowedEntries: Int { borrowedCount }
     /// Changes whenever entries move or go (a removal, a resize, an emptying): a ``Probe`` of
     /// another version is stale. Registrations leave it.
     private var version = 0
@@ -63,7 +73,7 @@ final class ObjectRegistry {
     }
 
     deinit {
-        Self.releaseAndEmpty(entries, buckets: mask &+ 1, holding: count)
+        Self.releaseAndEmpty(entries, buckets: mask &+ 1, holding: count, borrowing: borrowedCount > 0)
         Self.deallocateEmptied(entries, buckets: mask &+ 1)
     }
 
@@ -84,15 +94,27 @@ final class ObjectRegistry {
     /// Lets go of the objects of a table of `buckets` holding `count` of them, emptying their
     /// entries as it goes (the lines are being written anyway, for the release): the table is
     /// then all empty entries, as ``allocate(_:)`` makes them. Entries already empty are not
-    /// written (a large table's untouched pages stay untouched).
-    private static func releaseAndEmpty(_ entries: UnsafeMutablePointer<Entry>, buckets: Int, holding count: Int) {
+    /// written (a large table's untouched pages stay untouched). `borrowing`: whether some
+    /// entry may borrow its reference (else none is looked at for it).
+    ///
+    /// The objects are reached in the table's order, which is not the order they were made
+    /// in: each is a cache miss, so the one a few entries ahead is asked for early.
+    private static func releaseAndEmpty(_ entries: UnsafeMutablePointer<Entry>, buckets: Int, holding count: Int, borrowing: Bool) {
         guard count > 0 else { return }
         for index in 0..<buckets {
+            if index &+ prefetchDistance < buckets, let ahead = entries[index &+ prefetchDistance].object {
+                faultline_prefetch_for_writing(ahead.toOpaque())
+            }
             guard let object = entries[index].object else { continue }
             entries[index] = Entry(id: ManagedObjectID(names: 0, primaryKey: 0), object: nil)
-            letGo(object)
+            if borrowing, endsBorrow(object) { continue }
+            object.release()
         }
     }
+
+    /// How many buckets ahead ``releaseAndEmpty(_:buckets:holding:borrowing:)`` asks for an
+    /// object's line.
+    static let prefetchDistance = 16
 
     /// Whether an entry that goes borrowed its object's reference (``register(_:for:at:borrowing:)``);
     /// the object's mark is cleared.
@@ -108,15 +130,23 @@ final class ObjectRegistry {
     /// Lets go of the object of an entry that goes: releases the table's reference, or for
     /// a borrowed one only clears the object's mark.
     @inline(__always)
-    private static func letGo(_ object: Unmanaged<ManagedObject>) {
-        if !endsBorrow(object) { object.release() }
+    private func letGo(_ object: Unmanaged<ManagedObject>) {
+        if borrowedCount > 0, Self.endsBorrow(object) {
+            borrowedCount -= 1
+        } else {
+            object.release()
+        }
     }
 
     /// The object of an entry that goes, as a reference for the caller: the table's, or for a
     /// borrowed one a new one (and its mark cleared).
     @inline(__always)
-    private static func takeOut(_ object: Unmanaged<ManagedObject>) -> ManagedObject {
-        endsBorrow(object) ? object.takeUnretainedValue() : object.takeRetainedValue()
+    private func takeOut(_ object: Unmanaged<ManagedObject>) -> ManagedObject {
+        if borrowedCount > 0, Self.endsBorrow(object) {
+            borrowedCount -= 1
+            return object.takeUnretainedValue()
+        }
+        return object.takeRetainedValue()
     }
 
     /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
@@ -162,6 +192,15 @@ final class ObjectRegistry {
         }
     }
 
+    /// Starts bringing in the line of `id`'s home bucket, for a look-up a few rows later: a
+    /// hint to the processor (no effect on the table). A fetch registering its rows in key
+    /// order reaches a new group of buckets every eight keys, in a table too big for the
+    /// cache, and waited for each group's line; asked for ahead, it is there when reached.
+    @inline(__always)
+    func prefetch(_ id: ManagedObjectID) {
+        faultline_prefetch_for_writing(entries + home(id))
+    }
+
     /// The object registered for `id`, or where `id` would go (for ``register(_:for:at:)``).
     @inline(__always)
     func lookUp(_ id: ManagedObjectID) -> (object: ManagedObject?, probe: Probe) {
@@ -202,13 +241,14 @@ final class ObjectRegistry {
             guard let old = entry.pointee.object else { break }
             if entry.pointee.id == id {
                 entry.pointee.object = Unmanaged.passRetained(object)
-                Self.letGo(old)
+                letGo(old)
                 return
             }
             bucket = (bucket &+ 1) & mask
         }
         if borrowing {
             object.isBorrowedByRegistry = true
+            borrowedCount += 1
             (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passUnretained(object))
         } else {
             (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
@@ -223,6 +263,7 @@ final class ObjectRegistry {
     func endBorrow(of object: ManagedObject, removing: Bool) {
         guard object.isBorrowedByRegistry else { return }
         object.isBorrowedByRegistry = false
+        borrowedCount -= 1
         if removing {
             let (bucket, found) = find(object.objectID)
             if found, entries[bucket].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
@@ -242,7 +283,7 @@ final class ObjectRegistry {
         var (bucket, found) = find(id)
         if found, let old = entries[bucket].object {
             entries[bucket].object = Unmanaged.passRetained(object)
-            return Self.takeOut(old)
+            return takeOut(old)
         }
         if (count + 1) * 2 > mask + 1 {
             resize(buckets: (mask + 1) * 2)
@@ -259,7 +300,7 @@ final class ObjectRegistry {
         let (bucket, found) = find(id)
         guard found, let removed = entries[bucket].object else { return nil }
         remove(at: bucket)
-        return Self.takeOut(removed)
+        return takeOut(removed)
     }
 
     /// Removes the object registered for `id` when the table holds the only reference to it.
@@ -346,7 +387,9 @@ final class ObjectRegistry {
         entries = Self.allocate(Self.minimumBuckets)
         count = 0
         version &+= 1
-        Self.releaseAndEmpty(old, buckets: oldBuckets, holding: held)
+        let borrowing = borrowedCount > 0
+        borrowedCount = 0
+        Self.releaseAndEmpty(old, buckets: oldBuckets, holding: held, borrowing: borrowing)
         Self.deallocateEmptied(old, buckets: oldBuckets)
     }
 
@@ -384,7 +427,7 @@ final class ObjectRegistry {
         }
         count = kept
         Self.deallocate(old)
-        for object in dropped { Self.letGo(object) }
+        for object in dropped { letGo(object) }
     }
 
     /// Calls `body` with each registered ID and object (unretained), in bucket order.
