@@ -314,6 +314,25 @@ import Testing
         #expect(ObjectRegistry.spareTables.reuses > reusesBefore, "no registry took the kept table")
     }
 
+    /// A table of 2 MiB or more comes aligned for huge pages and zeroed by hand (its memory
+    /// may be a block the allocator had handed out before): every bucket empty. One of
+    /// 1,048,576 buckets (24 MiB) is never a kept table, so it is made here.
+    @Test func aHugePageTableStartsEmpty() {
+        let made = Made()
+        for round in 0..<2 {
+            let registry = ObjectRegistry()
+            registry.reserveCapacity(300_000)
+            #expect(registry.isEmpty && registry.values.isEmpty && registry.keys.isEmpty, "round \(round)")
+            for key in Int64(1)...2_000 {
+                let id = ManagedObjectID(names: Self.names[round], primaryKey: key &* 131)
+                #expect(registry[id] == nil, "round \(round): \(id) found in a new table")
+                registry[id] = made.track(Self.object(id))
+            }
+            #expect(registry.count == 2_000 && registry.values.count == 2_000, "round \(round)")
+        }
+        #expect(made.alive == 0, "objects outlived the registries")
+    }
+
     /// A new object's value sets are written over without letting go of anything only when
     /// they hold no reference (`ObjectValues.holdsNoReference`, `ManagedObject.setLoadedRow`).
     @Test func valuesHoldNoReferenceOnlyWhenEmptyOfStorage() throws {
