@@ -314,6 +314,40 @@ import Testing
         #expect(ObjectRegistry.spareTables.reuses > reusesBefore, "no registry took the kept table")
     }
 
+    /// A table of many objects lets go of them in the order of their addresses, not its own
+    /// (`releaseAndEmpty`, from 4,096 objects): each reference it holds given back once,
+    /// whether the table goes or is emptied, and a borrowed entry's object left whole to its
+    /// holder. Objects are made in a shuffled order, so their addresses and keys disagree.
+    @Test(arguments: [false, true])
+    func manyObjectsAreLetGoOfOnceEachInAddressOrder(emptied: Bool) {
+        let made = Made()
+        var holders: [ManagedObject] = []
+        var generator = SeededRandom(state: emptied ? 7 : 11)
+        do {
+            let registry = ObjectRegistry()
+            registry.reserveCapacity(ObjectRegistry.releasedInAddressOrder * 2)
+            var keys = Array(Int64(1)...Int64(ObjectRegistry.releasedInAddressOrder + 1_000))
+            keys.shuffle(using: &generator)
+            for key in keys {
+                let id = ManagedObjectID(names: Self.names[Int(key % 3)], primaryKey: key)
+                let object = made.track(Self.object(id))
+                let borrowed = key % 5 == 0
+                registry.register(object, for: id, at: registry.lookUp(id).probe, borrowing: borrowed)
+                if borrowed || key % 7 == 0 { holders.append(object) }  // lent, or also held here
+            }
+            #expect(registry.borrowedEntries == keys.count { $0 % 5 == 0 })
+            if emptied {
+                registry.removeAll()
+                #expect(registry.isEmpty && registry.borrowedEntries == 0)
+            }
+        }
+        #expect(made.alive == holders.count, "objects only the table held are freed, the others kept")
+        #expect(holders.allSatisfy { !$0.isBorrowedByRegistry }, "every borrow ended")
+        for index in holders.indices { #expect(isKnownUniquelyReferenced(&holders[index]), "a reference left behind") }
+        holders.removeAll()
+        #expect(made.alive == 0)
+    }
+
     /// A table of 2 MiB or more comes aligned for huge pages and zeroed by hand (its memory
     /// may be a block the allocator had handed out before): every bucket empty. One of
     /// 1,048,576 buckets (24 MiB) is never a kept table, so it is made here.
