@@ -47,6 +47,10 @@ final class ObjectRegistry {
 
     /// The number of entries borrowing their object's reference (for tests).
     var borrowedEntries: Int { borrowedCount }
+
+    /// Whether every bucket of the table is empty, read bucket by bucket (for tests: a new
+    /// table's memory must be all empty entries).
+    var everyBucketIsEmpty: Bool { (0...mask).allSatisfy { entries[$0].object == nil } }
     /// Changes whenever entries move or go (a removal, a resize, an emptying): a ``Probe`` of
     /// another version is stale. Registrations leave it.
     private var version = 0
@@ -84,14 +88,16 @@ final class ObjectRegistry {
 
     /// `buckets` empty entries: a spare table when one has that many buckets (see
     /// ``spareTables``), else zeroed memory, which is an empty entry (a zero ID and no object).
-    /// A large table comes zeroed from the system, page by page as it is reached, instead of
-    /// being written over once before use.
+    /// A table below 2 MiB comes zeroed from the system (`calloc`), page by page as it is
+    /// reached, instead of being written over once before use.
     ///
     /// A table of 2 MiB or more (a context of some 44,000 objects) is aligned on 2 MiB and
     /// asked to be backed by huge pages (`madvise(MADV_HUGEPAGE)`, a hint the system may
-    /// ignore), then zeroed: its look-ups land anywhere in megabytes, and with 4 KiB pages each
-    /// new group of a fetch's keys missed the processor's page cache (TLB) as well as the data
-    /// cache — a table of 100,000 objects spans 1,536 such pages, 3 huge ones.
+    /// ignore), then zeroed by hand, every page written at once (`posix_memalign` may hand back
+    /// used memory): its look-ups land anywhere in megabytes, and with 4 KiB pages each new
+    /// group of a fetch's keys missed the processor's page cache (TLB) as well as the data
+    /// cache — a table of 100,000 objects spans 1,536 such pages, 3 huge ones. Such tables are
+    /// kept for reuse (``spareTables``), so this is paid once.
     private static func allocate(_ buckets: Int) -> UnsafeMutablePointer<Entry> {
         if keepsSpare(buckets), let spare = spareTables.take(count: buckets) { return spare }
         let bytes = buckets * MemoryLayout<Entry>.stride
@@ -109,48 +115,50 @@ final class ObjectRegistry {
         return memory.bindMemory(to: Entry.self, capacity: buckets)
     }
 
-    /// Lets go of the objects of a table of `buckets` holding `count` of them, emptying their
-    /// entries as it goes (the lines are being written anyway, for the release): the table is
+    /// Lets go of the objects of a table of `buckets` holding `count` of them: the table is
     /// then all empty entries, as ``allocate(_:)`` makes them. Entries already empty are not
     /// written (a large table's untouched pages stay untouched). `borrowing`: whether some
-    /// entry may borrow its reference (else none is looked at for it).
+    /// entry may borrow its reference (else no object is looked at for it).
     ///
-    /// The objects are reached in the table's order, which is not the order they were made
-    /// in: each is a cache miss, so the one a few entries ahead is asked for early. Many of
-    /// them (``releasedInAddressOrder``) are let go of in the order of their addresses instead
-    /// (``releaseInAddressOrder(_:)``): objects this table holds the last reference to are
-    /// freed, and freeing them in the table's order touched every object and the allocator's
-    /// memory at random.
+    /// Two passes: every entry emptied and every borrow ended first, then the table's
+    /// references released. A release runs deinits, which may reach the context (an object
+    /// holding the last reference to a batched fetch's results, whose deinit ends its batch's
+    /// borrows): none may find an entry of this table still marked, or the borrowed count
+    /// would be taken down twice for it.
+    ///
+    /// The objects are released in about the order of their addresses when there are many
+    /// (``releasedInAddressOrder``, see ``releaseInAddressOrder(_:)``): objects this table
+    /// holds the last reference to are freed, and freeing them in the table's order touched
+    /// every object and the allocator's memory at random. Fewer are released in the table's
+    /// order, each object's line asked for a few ahead.
     private static func releaseAndEmpty(_ entries: UnsafeMutablePointer<Entry>, buckets: Int, holding count: Int, borrowing: Bool) {
         guard count > 0 else { return }
-        if count >= releasedInAddressOrder {
-            let held = UnsafeMutableBufferPointer<UInt>.allocate(capacity: count)
-            defer { held.deallocate() }
-            var taken = 0
-            for index in 0..<buckets {
-                guard let object = entries[index].object else { continue }
-                entries[index] = Entry(id: ManagedObjectID(names: 0, primaryKey: 0), object: nil)
-                if borrowing, endsBorrow(object) { continue }
-                guard taken < count else { preconditionFailure("a registry holds more objects than its count, \(count)") }
-                held[taken] = UInt(bitPattern: object.toOpaque())
-                taken += 1
-            }
-            releaseInAddressOrder(UnsafeMutableBufferPointer(rebasing: held[..<taken]))
-            return
-        }
+        let held = UnsafeMutableBufferPointer<UInt>.allocate(capacity: count)
+        defer { held.deallocate() }
+        var taken = 0
         for index in 0..<buckets {
-            if index &+ prefetchDistance < buckets, let ahead = entries[index &+ prefetchDistance].object {
-                faultline_prefetch_for_writing(ahead.toOpaque())
-            }
             guard let object = entries[index].object else { continue }
             entries[index] = Entry(id: ManagedObjectID(names: 0, primaryKey: 0), object: nil)
             if borrowing, endsBorrow(object) { continue }
-            object.release()
+            guard taken < count else { preconditionFailure("a registry holds more objects than its count, \(count)") }
+            held[taken] = UInt(bitPattern: object.toOpaque())
+            taken += 1
+        }
+        let references = UnsafeMutableBufferPointer(rebasing: held[..<taken])
+        if taken >= releasedInAddressOrder {
+            releaseInAddressOrder(references)
+            return
+        }
+        for index in references.indices {
+            if index &+ prefetchDistance < taken, let ahead = UnsafeRawPointer(bitPattern: references[index &+ prefetchDistance]) {
+                faultline_prefetch_for_writing(ahead)
+            }
+            if let pointer = UnsafeRawPointer(bitPattern: references[index]) { Unmanaged<ManagedObject>.fromOpaque(pointer).release() }
         }
     }
 
     /// From how many objects ``releaseAndEmpty(_:buckets:holding:borrowing:)`` lets go of them
-    /// in the order of their addresses.
+    /// in the order of their addresses (below, grouping them costs more than it saves).
     static let releasedInAddressOrder = 4096
 
     /// Releases the objects at `addresses` (one reference each), in about the order of their
@@ -220,7 +228,7 @@ final class ObjectRegistry {
         return object.takeRetainedValue()
     }
 
-    /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:)``),
+    /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:borrowing:)``),
     /// or keeps it as a spare table.
     private static func deallocateEmptied(_ entries: UnsafeMutablePointer<Entry>, buckets: Int) {
         if keepsSpare(buckets) {
