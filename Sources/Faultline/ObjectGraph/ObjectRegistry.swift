@@ -191,8 +191,8 @@ final class ObjectRegistry {
         }
     }
 
-    /// How many buckets ahead ``releaseAndEmpty(_:buckets:holding:borrowing:)`` asks for an
-    /// object's line.
+    /// How many objects ahead ``releaseAndEmpty(_:buckets:holding:borrowing:)``, releasing
+    /// fewer than ``releasedInAddressOrder`` in the table's order, asks for an object's line.
     static let prefetchDistance = 16
 
     /// Whether an entry that goes borrowed its object's reference (``register(_:for:at:borrowing:)``);
