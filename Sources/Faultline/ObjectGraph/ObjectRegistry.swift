@@ -206,26 +206,27 @@ final class ObjectRegistry {
         }
     }
 
+    /// ``endsBorrow(_:)`` for an entry of this table that goes, counted; no look at the
+    /// object while no entry borrows.
+    @inline(__always)
+    private func endsCountedBorrow(_ object: Unmanaged<ManagedObject>) -> Bool {
+        guard borrowedCount > 0, Self.endsBorrow(object) else { return false }
+        borrowedCount -= 1
+        return true
+    }
+
     /// Lets go of the object of an entry that goes: releases the table's reference, or for
     /// a borrowed one only clears the object's mark.
     @inline(__always)
     private func letGo(_ object: Unmanaged<ManagedObject>) {
-        if borrowedCount > 0, Self.endsBorrow(object) {
-            borrowedCount -= 1
-        } else {
-            object.release()
-        }
+        if !endsCountedBorrow(object) { object.release() }
     }
 
     /// The object of an entry that goes, as a reference for the caller: the table's, or for a
     /// borrowed one a new one (and its mark cleared).
     @inline(__always)
     private func takeOut(_ object: Unmanaged<ManagedObject>) -> ManagedObject {
-        if borrowedCount > 0, Self.endsBorrow(object) {
-            borrowedCount -= 1
-            return object.takeUnretainedValue()
-        }
-        return object.takeRetainedValue()
+        endsCountedBorrow(object) ? object.takeUnretainedValue() : object.takeRetainedValue()
     }
 
     /// Frees a table whose entries are all empty (``releaseAndEmpty(_:buckets:holding:borrowing:)``),
