@@ -409,6 +409,17 @@ import Testing
         let results = try context.fetch(request)
         #expect(Array(results) == Array(try context.fetch(request)))
         #expect(results.allSatisfy { !$0.isFault })
+        // Iterated straight from the array (its iterator's own path), the objects the
+        // subscript gives, in order, each once; a batched fetch's iterator agrees.
+        var iterated: [ManagedObject] = []
+        for object in results { iterated.append(object) }
+        #expect(iterated.count == results.count && iterated.indices.allSatisfy { iterated[$0] === results[$0] })
+        var batched = request
+        batched.fetchBatchSize = 2
+        let batches = try context.fetch(batched)
+        var iteratedInBatches: [ManagedObject] = []
+        for object in batches { iteratedInBatches.append(object) }
+        #expect(iteratedInBatches.map(\.objectID) == iterated.map(\.objectID))
     }
 
     @Test func aBatchedFetchMergesUnsavedChangesOfItsEntityIntoAWholeResult() throws {
