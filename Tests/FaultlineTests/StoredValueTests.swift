@@ -135,3 +135,50 @@ import Testing
         #expect(MemoryLayout<ObjectValues>.size == 32)
     }
 }
+
+/// Values of keys a layout lacks (an entity built without a model) live beside the value
+/// set's slots (`ObjectValues.extra`): read back, kept through writes to the slots, not shared
+/// between copies, compared and iterated with the rest, and gone with their last key — the
+/// value set then as it was. (Only `holdsNoReference` looked at them in a test before.)
+@Suite struct ObjectValuesExtraKeysTests {
+    @Test func keysTheLayoutLacksAreKeptBesideTheSlots() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "title", type: .string), AttributeDescription(name: "count", type: .integer64)]),
+        ])
+        let layout = try #require(model.entity(named: "Thing")).propertyLayout
+        let page = RowPage(capacity: 4)
+        let row: [String: StoredValue] = ["title": .string("row"), "count": .int64(7)]
+        for name in layout.names { page.append(row[name] ?? .none) }
+        let committed = ObjectValues(layout: layout, page: page, base: 0)
+        #expect(committed["title"] as? String == "row" && committed["count"] as? Int64 == 7)
+        var values = committed
+        #expect(!values.differs(from: committed))
+
+        values["note"] = "aside"  // a key the layout lacks, on values still in their page
+        #expect(values["note"] as? String == "aside" && values["title"] as? String == "row" && values["count"] as? Int64 == 7)
+        #expect(values.differs(from: committed) && values.differs(from: committed, at: "note") && !values.differs(from: committed, at: "title"))
+        #expect(!values.isEmpty && !values.holdsNoReference)
+
+        var copy = values
+        values["title"] = "written"  // a slot written: the key aside stays
+        values["count"] = nil
+        #expect(values["note"] as? String == "aside" && values["title"] as? String == "written" && values["count"] == nil)
+        #expect(copy["title"] as? String == "row" && copy["count"] as? Int64 == 7, "a copy does not share the write")
+        copy["note"] = "changed"
+        #expect(values["note"] as? String == "aside", "nor a change of the key aside")
+        #expect(Set(values.keys) == ["title", "note"] && values.dictionary.count == 2)
+
+        let temporary = ManagedObjectID(names: 1, temporaryNumber: 3)
+        let permanent = ManagedObjectID(names: 1, primaryKey: 9)
+        values["link"] = temporary
+        #expect(values.holdsTemporaryIDs && values.objectID(forKey: "link") == temporary)
+        values.replaceObjectIDs([temporary: permanent])
+        #expect(values.objectID(forKey: "link") == permanent && values["title"] as? String == "written")
+
+        values["note"] = nil
+        values["link"] = nil  // the last key aside gone: plain slots again
+        #expect(values.keys == ["title"] && !values.holdsTemporaryIDs)
+        values.removeAll()
+        #expect(values.isEmpty && values.holdsNoReference)
+    }
+}
