@@ -433,4 +433,160 @@ import Testing
         page.append(.string("row"))
         #expect(!ObjectValues(layout: entity.propertyLayout, page: page, base: 0).holdsNoReference)
     }
+
+    // MARK: A fetch into an empty registry (beginUnindexedFetch)
+
+    private static func fetchID(_ key: Int) -> ManagedObjectID { ManagedObjectID(names: names[2], primaryKey: Int64(key)) }
+
+    /// A fetch into an empty registry registers its objects through their array: counted at
+    /// once, found by every look-up (which puts them in the table then), each held as long
+    /// as the registry or the fetch's results are, and let go of once both are gone.
+    @Test func aFetchIntoAnEmptyRegistryIsRegisteredThroughItsArray() {
+        let made = Made()
+        do {
+            let registry = ObjectRegistry()
+            #expect(!registry.beginUnindexedFetch(rows: 0), "no rows: nothing to begin")
+            #expect(registry.beginUnindexedFetch(rows: 300))
+            #expect(!registry.beginUnindexedFetch(rows: 300), "a fetch under way: a second one goes one by one")
+            for key in 1...300 {
+                #expect(registry.isFetchingUnindexed)
+                registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true)
+            }
+            var results: [ManagedObject]? = registry.endFetch()
+            #expect(results?.map(\.objectID) == (1...300).map(Self.fetchID))
+            #expect(registry.count == 300 && !registry.isEmpty && !registry.isFetchingUnindexed)
+            #expect(!registry.beginUnindexedFetch(rows: 5), "objects registered: the next fetch goes one by one")
+            results = nil
+            #expect(made.alive == 300, "the registry holds the fetch's objects without its results")
+            for key in 1...300 { #expect(registry[Self.fetchID(key)]?.objectID.primaryKey == Int64(key)) }
+            #expect(registry[Self.fetchID(301)] == nil)
+            #expect(registry.count == 300 && Set(registry.keys) == Set((1...300).map(Self.fetchID)))
+            registry[Self.fetchID(7)] = nil
+            #expect(registry.count == 299 && made.alive == 299)
+        }
+        #expect(made.alive == 0, "objects outlived the registry")
+    }
+
+    /// The array's objects stay registered while the fetch's results hold them and the
+    /// registry goes, and the other way round; none is let go of twice.
+    @Test(arguments: [false, true]) func aFetchedArrayOutlivesWhicheverGoesFirst(registryFirst: Bool) {
+        let made = Made()
+        var results: [ManagedObject]?
+        do {
+            let registry = ObjectRegistry()
+            #expect(registry.beginUnindexedFetch(rows: 50))
+            for key in 1...50 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            results = registry.endFetch()
+            if !registryFirst {
+                results = nil
+                #expect(made.alive == 50)
+                #expect(registry.values.count == 50)
+            }
+        }
+        #expect(made.alive == (registryFirst ? 50 : 0))
+        #expect(results?.first?.objectID == (registryFirst ? Self.fetchID(1) : nil))
+        results = nil
+        #expect(made.alive == 0)
+    }
+
+    /// Something that needs the table while a fetch goes on (a look-up from a lifecycle
+    /// method) puts the objects appended so far in it; the rest are registered one by one and
+    /// still appended, and the fetch returns them all, in order, each registered once.
+    @Test func aLookUpDuringAFetchPutsWhatItMadeInTheTable() {
+        let made = Made()
+        do {
+            let registry = ObjectRegistry()
+            #expect(registry.beginUnindexedFetch(rows: 6))
+            for key in 1...3 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            // A lifecycle method registers a fault for a later row, looking it up first.
+            let (none, probe) = registry.lookUp(Self.fetchID(5))
+            #expect(none == nil && !registry.isFetchingUnindexed && registry.count == 3)
+            let fault = made.track(Self.object(Self.fetchID(5)))
+            registry.register(fault, for: Self.fetchID(5), at: probe)
+            for key in 4...6 {
+                let (found, probe) = registry.lookUp(Self.fetchID(key))
+                if let found {
+                    #expect(key == 5 && found === fault)
+                    registry.appendFetched(found, unindexed: false)
+                } else {
+                    let object = made.track(Self.object(Self.fetchID(key)))
+                    registry.register(object, for: Self.fetchID(key), at: probe)
+                    registry.appendFetched(object, unindexed: false)
+                }
+            }
+            let results = registry.endFetch()
+            #expect(results.map(\.objectID) == (1...6).map(Self.fetchID) && results[4] === fault)
+            #expect(registry.count == 6 && registry.values.count == 6)
+            for (index, object) in results.enumerated() { #expect(registry[Self.fetchID(index + 1)] === object) }
+        }
+        #expect(made.alive == 0, "objects outlived the registry")
+    }
+
+    /// A registry emptied while a fetch goes on (a lifecycle method reset the context) no
+    /// longer holds what the fetch made so far, which the fetch still returns; the rest are
+    /// registered one by one. Emptied after the fetch, it lets go of the array.
+    @Test func aRegistryEmptiedDuringOrAfterAFetch() {
+        let made = Made()
+        do {
+            let registry = ObjectRegistry()
+            #expect(registry.beginUnindexedFetch(rows: 4))
+            for key in 1...2 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            registry.removeAll()
+            #expect(registry.isEmpty && !registry.isFetchingUnindexed)
+            for key in 3...4 {
+                let (found, probe) = registry.lookUp(Self.fetchID(key))
+                #expect(found == nil)
+                let object = made.track(Self.object(Self.fetchID(key)))
+                registry.register(object, for: Self.fetchID(key), at: probe)
+                registry.appendFetched(object, unindexed: false)
+            }
+            var results: [ManagedObject]? = registry.endFetch()
+            #expect(results?.count == 4 && registry.count == 2 && registry[Self.fetchID(1)] == nil && registry[Self.fetchID(3)] != nil)
+            results = nil
+            #expect(made.alive == 2)
+            registry.removeAll()
+            #expect(registry.beginUnindexedFetch(rows: 3))
+            for key in 10...12 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            results = registry.endFetch()
+            registry.removeAll()
+            #expect(registry.isEmpty && registry[Self.fetchID(10)] == nil && made.alive == 3)
+            results = nil
+            #expect(made.alive == 0)
+        }
+        #expect(made.alive == 0, "objects outlived the registry")
+    }
+
+    /// A context's first fetch registers its objects through their array: the context counts
+    /// them, finds them by ID, returns the same objects to the next fetch, saves changes to
+    /// them, and its objects outlive it in the results (and the other way round).
+    @Test func aFreshContextsFetchKeepsUniquingAndChangeTracking() throws {
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "title", type: .string)])])
+        let coordinator = PersistentStoreCoordinator(store: try SQLiteStore(inMemoryWith: model))
+        let writer = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<40 { try writer.insertObject(entityName: "Thing").setValue("thing \(index)", forKey: "title") }
+        try writer.save()
+        var request = FetchRequest(entityName: "Thing")
+        request.sortDescriptors = [FLSortDescriptor(key: "title", ascending: true)]
+        weak var firstObject: ManagedObject?
+        var kept: FetchedResults<ManagedObject>?
+        var renamedTitle: String?
+        do {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let things = Array(try context.fetch(request))
+            firstObject = things.first
+            #expect(things.count == 40 && context.registeredObjects.count == 40)
+            for thing in things { #expect(context.object(with: thing.objectID) === thing) }
+            let again = Array(try context.fetch(request))
+            #expect(zip(things, again).allSatisfy { $0 === $1 })
+            renamedTitle = things[3].value(forKey: "title") as? String
+            try things[3].setValue("renamed", forKey: "title")
+            #expect(context.hasChanges && context.updatedObjects.count == 1)
+            try context.save()
+            kept = try ManagedObjectContext(coordinator: coordinator).fetch(request)
+        }
+        #expect(firstObject == nil, "the objects went with their context and results")
+        let titles = try #require(kept).map { $0.value(forKey: "title") as? String }
+        #expect(renamedTitle != nil && titles.count == 40 && titles.contains("renamed") && !titles.contains(renamedTitle))
+        #expect(kept?.first?.managedObjectContext == nil, "the context is gone; its objects keep their values")
+    }
 }

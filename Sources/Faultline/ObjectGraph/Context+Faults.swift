@@ -90,8 +90,11 @@ extension ManagedObjectContext {
     /// One loop with the page's parts held once: per row, no reference count moves but the
     /// object's own. `origin` (a prefetch's relationship) is recorded on the objects made, as
     /// on a fault reached through it, for the fault statistics should one become a fault again.
-    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil) {
-        registerObjects(of: decoded, into: &objects, collecting: true, reachedThrough: origin)
+    /// `unindexed`: the objects may be registered through their array when the registry is
+    /// empty (see ObjectRegistry.beginUnindexedFetch(rows:)) — for a caller that does not
+    /// look them up right after (a prefetch from them would put them all in the table at once).
+    func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], reachedThrough origin: String? = nil, unindexed: Bool = false) {
+        registerObjects(of: decoded, into: &objects, collecting: true, unindexed: unindexed, reachedThrough: origin)
     }
 
     /// ``registerObjects(of:into:reachedThrough:)`` for rows whose objects only need to be
@@ -99,7 +102,7 @@ extension ManagedObjectContext {
     /// them made — a retain, a release and a store per row fewer.
     func registerObjects(of decoded: DecodedPage, reachedThrough origin: String?) {
         var none: [ManagedObject] = []
-        registerObjects(of: decoded, into: &none, collecting: false, reachedThrough: origin)
+        registerObjects(of: decoded, into: &none, collecting: false, unindexed: false, reachedThrough: origin)
     }
 
     /// How many rows ahead ``registerObjects(of:into:reachedThrough:)`` asks for a row's
@@ -108,15 +111,22 @@ extension ManagedObjectContext {
     static let registryLookAhead = 12
 
     @inline(__always)
-    private func registerObjects(of decoded: DecodedPage, into objects: inout [ManagedObject], collecting: Bool, reachedThrough origin: String?) {
+    private func registerObjects(
+        of decoded: DecodedPage, into objects: inout [ManagedObject], collecting: Bool, unindexed allowsUnindexed: Bool, reachedThrough origin: String?
+    ) {
         let pages = decoded.pages
         let plans = decoded.plans
         let hooks = !classBindings.isEmpty
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
-        registry.reserveCapacity(registry.count + decoded.count)
-        if collecting { objects.reserveCapacity(objects.count + decoded.count) }
+        // Into an empty registry, the rows' objects are all new: registered through the
+        // array of them, which the registry fills, not one by one (see
+        // ObjectRegistry.beginUnindexedFetch(rows:)).
+        let intoRegistry = allowsUnindexed && collecting && objects.isEmpty && registry.beginUnindexedFetch(rows: decoded.count)
+        var unindexed = intoRegistry
+        if !unindexed { registry.reserveCapacity(registry.count + decoded.count) }
+        if collecting, !intoRegistry { objects.reserveCapacity(objects.count + decoded.count) }
         // The counts of the references the new objects hold, taken in bulk (each plan's
         // entity, the context's link, the pages); those not used given back after the loop.
         // Written out here and in loadedBatchObjects: in a struct or a function of their own,
@@ -131,20 +141,28 @@ extension ManagedObjectContext {
         }
         let rows = decoded.rows.count
         for (index, row) in decoded.rows.enumerated() {
+            // Code the fetch ran (an `awakeFromFetch()`) needed the table, and the objects
+            // noted so far went in: the rest one by one, each looked up first.
+            if unindexed, !registry.isFetchingUnindexed {
+                unindexed = false
+                registry.reserveCapacity(registry.count + rows - index)
+            }
             // The registry's bucket of a row a few ahead asked for now: keys hash to groups of
             // eight neighbouring buckets, each group somewhere else in a table of megabytes,
             // and looked up when reached, the group's first key waited for its line (nearly
             // half the time of this loop; see ObjectRegistry.prefetch).
-            if index &+ Self.registryLookAhead < rows {
+            if !unindexed, index &+ Self.registryLookAhead < rows {
                 let ahead = decoded.rows[index &+ Self.registryLookAhead]
                 registry.prefetch(ManagedObjectID(names: plans[ahead.plan].rowNames, primaryKey: ahead.primaryKey))
             }
             // The plan is borrowed from `plans`, which holds it for the whole loop: loading it
             // (and its entity) from the array for each row retained and released both.
+            var awakes = false
+            var noted = false
             let registered: ManagedObject = Unmanaged.passUnretained(plans[row.plan])._withUnsafeGuaranteedRef { plan in
                 let id = ManagedObjectID(names: plan.rowNames, primaryKey: row.primaryKey)
                 // One walk of the table: the look-up that misses says where the new object goes.
-                let (registered, probe) = registry.lookUp(id)
+                let (registered, probe) = unindexed ? (nil, ObjectRegistry.Probe.none) : registry.lookUp(id)
                 if let existing = registered {
                     if existing.isFault {
                         existing.batchPosition = nil
@@ -163,13 +181,32 @@ extension ManagedObjectContext {
                     Unmanaged<RowPage>.fromOpaque(pageCounts.take(page, upTo: 2 &* left)),
                     base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
-                registry.register(object, for: id, at: probe)
-                if hooks, callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+                // Registered by the registry's array (appended below) while the fetch goes
+                // unindexed; else put in the table.
+                if unindexed, registry.isFetchingUnindexed {
+                    noted = true
+                } else {
+                    registry.register(object, for: id, at: probe)
+                }
+                awakes = hooks && callsLifecycleHooks(of: object)
                 return object
             }
-            // Moved into the array (appended as a copy, it was retained and the local released).
-            if collecting { objects.append(consume registered) }
+            // Moved into the array (appended as a copy, it was retained and the local released),
+            // borrowed from it for awakeFromFetch(): in the array before the hook runs, which
+            // may need the table (and the registry then finds it there).
+            let made = Unmanaged.passUnretained(registered)
+            if intoRegistry {
+                registry.appendFetched(consume registered, unindexed: noted)
+            } else if collecting {
+                objects.append(consume registered)
+            } else {
+                // Held by the table alone, which the hook could empty (a reset): held here.
+                if awakes { awakeFromFetch(registered) }
+                continue
+            }
+            if awakes { made._withUnsafeGuaranteedRef { awakeFromFetch($0) } }
         }
+        if intoRegistry { objects = registry.endFetch() }
     }
 
     /// Loads a fault's values from the store (with its batch, for a fault of a batched

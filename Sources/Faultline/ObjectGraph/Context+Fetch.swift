@@ -106,7 +106,7 @@ extension ManagedObjectContext {
             var page = try store.fetchPage(request)
             defer { page.recycle() }
             reserveForPrefetching(request, rows: page.count)
-            registerObjects(of: page, into: &objects)
+            registerObjects(of: page, into: &objects, unindexed: request.relationshipKeyPathsForPrefetching.isEmpty)
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: objects)
             }

@@ -31,13 +31,29 @@ final class ObjectRegistry {
     struct Probe {
         fileprivate let bucket: Int
         fileprivate let version: Int
+        /// A probe of no look-up, stale for every table.
+        static let none = Probe(bucket: 0, version: -1)
     }
 
     private var entries: UnsafeMutablePointer<Entry>
     /// Buckets − 1 (buckets are a power of two).
     private var mask: Int
-    /// The number of objects registered.
-    private(set) var count = 0
+    /// The number of objects in the table (see ``count``).
+    private var tableCount = 0
+    /// The number of objects registered: those in the table, and those of a fetch not in it
+    /// yet (see ``beginUnindexedFetch(rows:)``).
+    var count: Int { tableCount &+ unindexedCount }
+
+    /// The objects of a fetch into an empty registry (see ``beginUnindexedFetch(rows:)``), in
+    /// the fetch's order: while it runs, the array it fills; once it ended, the array of
+    /// them it returned, shared with its results — registering them outside the table,
+    /// one reference count for them all, until the table is needed.
+    @exclusivity(unchecked) private var fetched: [ManagedObject] = []
+    /// How many of ``fetched`` are registered through the array, not in the table (all of
+    /// them, or none once the table was needed: ``indexUnindexed()``).
+    @exclusivity(unchecked) private var unindexedCount = 0
+    /// Whether a fetch begun by ``beginUnindexedFetch(rows:)`` is filling ``fetched``.
+    @exclusivity(unchecked) private var isFetching = false
     /// How many entries borrow their object's reference (``register(_:for:at:borrowing:)``).
     /// While none does, an entry that goes is released without a look at its object's mark:
     /// letting go of a table of objects fetched without a batch size then touches each object
@@ -77,8 +93,10 @@ final class ObjectRegistry {
     }
 
     deinit {
-        Self.releaseAndEmpty(entries, buckets: mask &+ 1, holding: count, borrowing: borrowedCount > 0)
+        Self.releaseAndEmpty(entries, buckets: mask &+ 1, holding: tableCount, borrowing: borrowedCount > 0)
         Self.deallocateEmptied(entries, buckets: mask &+ 1)
+        // `fetched` goes with the registry: its objects are let go of in the array's order,
+        // the order they were made in (and lie in memory in), once the results are gone too.
     }
 
     private static let minimumBuckets = 8
@@ -263,6 +281,7 @@ final class ObjectRegistry {
     /// The bucket of `id`, or of the empty bucket where it goes, and whether it is there.
     @inline(__always)
     private func find(_ id: ManagedObjectID) -> (bucket: Int, found: Bool) {
+        if _slowPath(unindexedCount != 0) { indexUnindexed() }
         var bucket = home(id)
         while true {
             let entry = entries + bucket
@@ -311,7 +330,7 @@ final class ObjectRegistry {
     /// another, or after the table moved, takes a reference as any.)
     @inline(__always)
     func register(_ object: ManagedObject, for id: ManagedObjectID, at probe: Probe, borrowing: Bool = false) {
-        guard probe.version == version, (count &+ 1) &* 2 <= mask &+ 1 else {
+        guard unindexedCount == 0, probe.version == version, (tableCount &+ 1) &* 2 <= mask &+ 1 else {
             updateValue(object, forKey: id)
             return
         }
@@ -333,7 +352,7 @@ final class ObjectRegistry {
         } else {
             (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
         }
-        count &+= 1
+        tableCount &+= 1
     }
 
     /// Ends the borrow of `object`'s entry (see ``register(_:for:at:borrowing:)``), before its
@@ -365,12 +384,12 @@ final class ObjectRegistry {
             entries[bucket].object = Unmanaged.passRetained(object)
             return takeOut(old)
         }
-        if (count + 1) * 2 > mask + 1 {
+        if (tableCount + 1) * 2 > mask + 1 {
             resize(buckets: (mask + 1) * 2)
             bucket = find(id).bucket
         }
         (entries + bucket).pointee = Entry(id: id, object: Unmanaged.passRetained(object))
-        count += 1
+        tableCount += 1
         return nil
     }
 
@@ -418,8 +437,71 @@ final class ObjectRegistry {
             }
             next = (next + 1) & mask
         }
-        count -= 1
+        tableCount -= 1
         version &+= 1
+    }
+
+    // MARK: A fetch into an empty registry
+
+    /// Starts a fetch of `rows` rows whose objects are registered without being put in the
+    /// table, when nothing is registered yet; false (register them one by one) otherwise.
+    ///
+    /// A fetch into an empty context — the most common one, a context made for a request —
+    /// makes a new object for every row, with distinct IDs (a row's key is unique in its
+    /// table): no look-up can find one, and no two collide. The fetch fills the registry's
+    /// array of them (``appendFetched(_:unindexed:)``), and when it ends returns that array
+    /// (``endFetch()``), which the registry keeps: one array holding a reference to each
+    /// object, shared with the fetch's results — one reference count for them all, where the
+    /// table took one per object, and gave each back one by one when the context went.
+    ///
+    /// Whatever needs the table first — a look-up, a registration, a removal, a walk —
+    /// puts them in it then (``indexUnindexed()``), each with a reference of its own: the
+    /// table then holds exactly what it would have held, so every answer is the same. A
+    /// fetch under way whose objects are so put in the table (an `awakeFromFetch()` that
+    /// looked an object up) registers its remaining rows one by one.
+    func beginUnindexedFetch(rows: Int) -> Bool {
+        guard count == 0, !isFetching, rows > 0 else { return false }
+        fetched = []
+        fetched.reserveCapacity(rows)
+        isFetching = true
+        return true
+    }
+
+    /// Whether the fetch begun by ``beginUnindexedFetch(rows:)`` still registers its objects
+    /// outside the table (false once something needed them in it).
+    var isFetchingUnindexed: Bool { isFetching && unindexedCount == fetched.count }
+
+    /// Appends an object to the fetch begun by ``beginUnindexedFetch(rows:)``: registered by
+    /// the array when `unindexed` (while ``isFetchingUnindexed``), or already in the table.
+    @inline(__always)
+    func appendFetched(_ object: ManagedObject, unindexed: Bool) {
+        precondition(isFetching, "an object appended outside a fetch into the registry")
+        fetched.append(object)
+        if unindexed { unindexedCount &+= 1 }
+    }
+
+    /// Ends the fetch begun by ``beginUnindexedFetch(rows:)``: its objects, in order. Those
+    /// still outside the table stay registered through the array, which the registry keeps.
+    func endFetch() -> [ManagedObject] {
+        precondition(isFetching, "a fetch into the registry ended without beginning")
+        isFetching = false
+        let objects = fetched
+        if unindexedCount == 0 { fetched = [] }
+        return objects
+    }
+
+    /// Puts the objects registered outside the table in it, each with a reference of its
+    /// own (their IDs are not in the table: it was empty when they came, and nothing was put
+    /// in it since), and lets go of the array — unless a fetch is still filling it.
+    @inline(never)
+    private func indexUnindexed() {
+        let moving = unindexedCount
+        unindexedCount = 0
+        reserveCapacity(tableCount + moving)
+        version &+= 1
+        for object in fetched { insertMoved(Entry(id: object.objectID, object: Unmanaged.passRetained(object))) }
+        tableCount += moving
+        if !isFetching { fetched = [] }
     }
 
     /// Makes room for `capacity` objects in all without growing again.
@@ -462,20 +544,30 @@ final class ObjectRegistry {
     func removeAll() {
         let old = entries
         let oldBuckets = mask + 1
-        let held = count
+        let held = tableCount
         mask = Self.minimumBuckets - 1
         entries = Self.allocate(Self.minimumBuckets)
-        count = 0
+        tableCount = 0
         version &+= 1
         let borrowing = borrowedCount > 0
         borrowedCount = 0
+        // A fetch's objects outside the table: their array let go of after the table's
+        // references (a fetch under way, whose hook reset the context, goes on into the
+        // table: its array holds what it made so far).
+        // A fetch under way, whose hook reset the context, keeps its array (what it made so
+        // far is no longer registered) and registers the rest one by one.
+        let fetchedObjects = isFetching ? [] : fetched
+        if !isFetching { fetched = [] }
+        unindexedCount = 0
         Self.releaseAndEmpty(old, buckets: oldBuckets, holding: held, borrowing: borrowing)
         Self.deallocateEmptied(old, buckets: oldBuckets)
+        withExtendedLifetime(fetchedObjects) {}
     }
 
     /// Whether some registered object satisfies `predicate`.
     func contains(where predicate: (ManagedObjectID, ManagedObject) throws -> Bool) rethrows -> Bool {
         guard count > 0 else { return false }
+        if unindexedCount != 0 { indexUnindexed() }
         for index in 0...mask {
             // Borrowed, not retained, for the call.
             if let object = entries[index].object, try object._withUnsafeGuaranteedRef({ try predicate(entries[index].id, $0) }) { return true }
@@ -488,6 +580,7 @@ final class ObjectRegistry {
     /// (and the shift of its neighbours) per object left out. The others are let go of once
     /// the table is whole.
     func filter(reservingExtra extra: Int, _ isIncluded: (ManagedObjectID) -> Bool) {
+        if unindexedCount != 0 { indexUnindexed() }
         let old = entries
         let oldBuckets = mask + 1
         var kept = 0
@@ -500,12 +593,12 @@ final class ObjectRegistry {
         if !keepsSeed { seed = Self.seed(for: entries) }
         version &+= 1
         var dropped: [Unmanaged<ManagedObject>] = []
-        dropped.reserveCapacity(count - kept)
+        dropped.reserveCapacity(tableCount - kept)
         for index in 0..<oldBuckets {
             guard let object = old[index].object else { continue }
             if isIncluded(old[index].id) { insertMoved(old[index]) } else { dropped.append(object) }
         }
-        count = kept
+        tableCount = kept
         Self.deallocate(old)
         for object in dropped { letGo(object) }
     }
@@ -513,6 +606,7 @@ final class ObjectRegistry {
     /// Calls `body` with each registered ID and object (unretained), in bucket order.
     private func forEachEntry(_ body: (ManagedObjectID, Unmanaged<ManagedObject>) -> Void) {
         guard count > 0 else { return }
+        if unindexedCount != 0 { indexUnindexed() }
         for index in 0...mask {
             if let object = entries[index].object { body(entries[index].id, object) }
         }
