@@ -41,6 +41,14 @@ struct ClassSlotTable: @unchecked Sendable {
     @inline(__always)
     var count: Int { base?[0] ?? 0 }
 
+    /// The slot of property `index`, or nil when the table has no such property (or no
+    /// slots): one bound check, for the typed getters' fast path.
+    @inline(__always)
+    func slotIfPresent(_ index: Int) -> Int? {
+        guard let base, UInt(bitPattern: index) < UInt(bitPattern: base[0]) else { return nil }
+        return base[index &+ 1]
+    }
+
     /// The slot of property `index` (`index < count`).
     @inline(__always)
     subscript(index: Int) -> Int {

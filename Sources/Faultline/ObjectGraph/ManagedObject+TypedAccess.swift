@@ -47,8 +47,8 @@ extension ManagedObject {
     /// and destroyed through outlined calls, was a third of a typed read.
     @inline(__always)
     func pageValue(at index: Int) -> UnsafePointer<StoredValue>? {
-        guard !isFault, index < classSlots.count, let link = contextLink, !link.checksAccess, partialKeys == nil else { return nil }
-        return storage.pageValue(at: classSlots[index])
+        guard !isFault, let slot = classSlots.slotIfPresent(index), let link = contextLink, !link.checksAccess, partialKeys == nil else { return nil }
+        return storage.pageValue(at: slot)
     }
 
     /// A typed getter's read of the class's attribute `index`: `match` (its type's case) applied
@@ -58,8 +58,9 @@ extension ManagedObject {
     @inline(__always)
     func typedAttribute<T>(at index: Int, named key: String, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {
         if let stored = pageValue(at: index) {
-            if case .none = stored.pointee { return nil }
+            // The type's case first: the common one, and an empty slot never matches it.
             if let value = match(stored) { return value }
+            if case .none = stored.pointee { return nil }
         }
         return storedAttribute(at: index, named: key, match)
     }

@@ -145,7 +145,7 @@ struct ObjectValues: Sequence {
     /// written since); nil otherwise. Valid while the values are not changed.
     @inline(__always)
     func pageValue(at slot: Int) -> UnsafePointer<StoredValue>? {
-        if case .page(let page) = backing { return page.pointer(to: Int(base) + slot) }
+        if case .page(let page) = backing { return page.pointer(to: Int(base) &+ slot) }
         return nil
     }
 
@@ -412,7 +412,7 @@ final class RowPage {
     /// values do not move once it is filled.
     @inline(__always)
     func pointer(to index: Int) -> UnsafePointer<StoredValue> {
-        precondition(index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
+        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "row page index \(index) out of range 0..<\(count)")
         return UnsafePointer(storage + index)
     }
 
