@@ -109,6 +109,26 @@ import Testing
         #expect(copy.indices.allSatisfy { StoredValue.same(copy[$0], values[10 + $0]) })
         #expect(page.values(in: 300..<300).isEmpty)
     }
+
+    /// Rows appended whole (the decoder's way) make room as they go, wider than the page
+    /// was made for too, and read back in order, each row where the last one ended.
+    @Test(arguments: [1, 5, 64]) func rowsAppendedWholeReadBackInOrder(capacity: Int) {
+        let page = RowPage(capacity: capacity)
+        var expected: [StoredValue] = []
+        for row in 0..<120 {
+            let width = row % 7 + 1  // up to 7 values, wider than a page of 1 or 5
+            let base = page.count
+            page.appendRow(width: width) { slot in
+                slot == 2 ? .string("row \(row), long enough not to be a small string") : (slot == 3 ? .none : .int64(Int64(row * 10 + slot)))
+            }
+            #expect(page.count == base + width)
+            for slot in 0..<width {
+                expected.append(slot == 2 ? .string("row \(row), long enough not to be a small string") : (slot == 3 ? .none : .int64(Int64(row * 10 + slot))))
+            }
+        }
+        #expect(page.count == expected.count)
+        #expect(expected.indices.allSatisfy { StoredValue.same(page[$0], expected[$0]) })
+    }
 }
 
 /// A decoded row's bookkeeping: packed into 24 bytes, read back as it was given.

@@ -430,6 +430,18 @@ final class RowPage {
         count += 1
     }
 
+    /// Appends a row of `width` values, `value(i)` the row's `i`th, while the page is being
+    /// filled: room made once for the row, and the count moved once — not a capacity check
+    /// and a count written back to the page per value, a chain through memory the decoder
+    /// waited on at every value.
+    @inline(__always)
+    func appendRow(width: Int, _ value: (Int) -> StoredValue) {
+        while count &+ width > capacity { grow() }
+        let row = storage + count
+        for index in 0..<width { (row + index).initialize(to: value(index)) }
+        count &+= width
+    }
+
     private func grow() {
         let grown = Self.allocate(capacity: capacity * 2)
         grown.moveInitialize(from: storage, count: count)

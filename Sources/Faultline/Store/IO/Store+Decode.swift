@@ -141,8 +141,10 @@ extension SQLiteStore {
     /// The same, into a page being filled.
     @inline(__always)
     private func appendValues(_ statement: Statement, plan: DecodePlan, to page: RowPage) {
-        for step in plan.stepForSlot {
-            page.append(step < 0 ? .none : decodedValue(statement, step: plan.steps[step]))
+        let stepForSlot = plan.stepForSlot
+        page.appendRow(width: stepForSlot.count) { slot in
+            let step = stepForSlot[slot]
+            return step < 0 ? .none : decodedValue(statement, step: plan.steps[step])
         }
     }
 
