@@ -474,9 +474,10 @@ final class ObjectRegistry {
     /// Appends an object to the fetch begun by ``beginUnindexedFetch(rows:)``: registered by
     /// the array when `unindexed` (while ``isFetchingUnindexed``), or already in the table.
     @inline(__always)
-    func appendFetched(_ object: ManagedObject, unindexed: Bool) {
+    func appendFetched(_ object: consuming ManagedObject, unindexed: Bool) {
         precondition(isFetching, "an object appended outside a fetch into the registry")
-        fetched.append(object)
+        // Moved in: borrowed, it was retained for the array and released by the caller.
+        fetched.append(consume object)
         if unindexed { unindexedCount &+= 1 }
     }
 
