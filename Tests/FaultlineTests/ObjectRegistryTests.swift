@@ -438,6 +438,14 @@ import Testing
 
     private static func fetchID(_ key: Int) -> ManagedObjectID { ManagedObjectID(names: names[2], primaryKey: Int64(key)) }
 
+    /// A registry with a fetch of `rows` rows begun, the objects of `keys` appended to it.
+    private static func registry(fetching rows: Int, appended keys: ClosedRange<Int>, made: Made) -> ObjectRegistry {
+        let registry = ObjectRegistry()
+        #expect(registry.beginUnindexedFetch(rows: rows))
+        for key in keys { registry.appendFetched(made.track(object(fetchID(key))), unindexed: true) }
+        return registry
+    }
+
     /// A fetch into an empty registry registers its objects through their array: counted at
     /// once, found by every look-up (which puts them in the table then), each held as long
     /// as the registry or the fetch's results are, and let go of once both are gone.
@@ -473,9 +481,7 @@ import Testing
         let made = Made()
         var results: [ManagedObject]?
         do {
-            let registry = ObjectRegistry()
-            #expect(registry.beginUnindexedFetch(rows: 50))
-            for key in 1...50 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            let registry = Self.registry(fetching: 50, appended: 1...50, made: made)
             results = registry.endFetch()
             if !registryFirst {
                 results = nil
@@ -495,9 +501,7 @@ import Testing
     @Test func aLookUpDuringAFetchPutsWhatItMadeInTheTable() {
         let made = Made()
         do {
-            let registry = ObjectRegistry()
-            #expect(registry.beginUnindexedFetch(rows: 6))
-            for key in 1...3 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            let registry = Self.registry(fetching: 6, appended: 1...3, made: made)
             // A lifecycle method registers a fault for a later row, looking it up first.
             let (none, probe) = registry.lookUp(Self.fetchID(5))
             #expect(none == nil && !registry.isFetchingUnindexed && registry.count == 3)
@@ -528,9 +532,7 @@ import Testing
     @Test func aRegistryEmptiedDuringOrAfterAFetch() {
         let made = Made()
         do {
-            let registry = ObjectRegistry()
-            #expect(registry.beginUnindexedFetch(rows: 4))
-            for key in 1...2 { registry.appendFetched(made.track(Self.object(Self.fetchID(key))), unindexed: true) }
+            let registry = Self.registry(fetching: 4, appended: 1...2, made: made)
             registry.removeAll()
             #expect(registry.isEmpty && !registry.isFetchingUnindexed)
             for key in 3...4 {

@@ -500,9 +500,24 @@ final class ObjectRegistry {
         unindexedCount = 0
         reserveCapacity(tableCount + moving)
         version &+= 1
-        for object in fetched { insertMoved(Entry(id: object.objectID, object: Unmanaged.passRetained(object))) }
+        for object in fetched {
+            // The IDs are distinct (a page's rows are distinct rows of one table); a repeated
+            // one would be a second entry for its ID, found or not depending on removals.
+            assert(!tableHolds(object.objectID), "a fetch registered two objects for \(object.objectID)")
+            insertMoved(Entry(id: object.objectID, object: Unmanaged.passRetained(object)))
+        }
         tableCount += moving
         if !isFetching { fetched = [] }
+    }
+
+    /// Whether the table has an entry for `id` (a check for assertions: no indexing first).
+    private func tableHolds(_ id: ManagedObjectID) -> Bool {
+        var bucket = home(id)
+        while entries[bucket].object != nil {
+            if entries[bucket].id == id { return true }
+            bucket = (bucket &+ 1) & mask
+        }
+        return false
     }
 
     /// Makes room for `capacity` objects in all without growing again.
@@ -552,11 +567,9 @@ final class ObjectRegistry {
         version &+= 1
         let borrowing = borrowedCount > 0
         borrowedCount = 0
-        // A fetch's objects outside the table: their array let go of after the table's
-        // references (a fetch under way, whose hook reset the context, goes on into the
-        // table: its array holds what it made so far).
-        // A fetch under way, whose hook reset the context, keeps its array (what it made so
-        // far is no longer registered) and registers the rest one by one.
+        // A fetch's objects registered through its array: the array let go of after the
+        // table's references. A fetch under way, whose hook reset the context, keeps its
+        // array (what it made so far is no longer registered) and registers the rest one by one.
         let fetchedObjects = isFetching ? [] : fetched
         if !isFetching { fetched = [] }
         unindexedCount = 0
