@@ -281,7 +281,7 @@ final class ObjectRegistry {
     /// The bucket of `id`, or of the empty bucket where it goes, and whether it is there.
     @inline(__always)
     private func find(_ id: ManagedObjectID) -> (bucket: Int, found: Bool) {
-        if _slowPath(unindexedCount != 0) { indexUnindexed() }
+        indexIfNeeded()
         var bucket = home(id)
         while true {
             let entry = entries + bucket
@@ -491,6 +491,13 @@ final class ObjectRegistry {
         return objects
     }
 
+    /// Puts the objects registered outside the table in it (``indexUnindexed()``) when there
+    /// are any: first thing in every method that reads or changes the table.
+    @inline(__always)
+    private func indexIfNeeded() {
+        if _slowPath(unindexedCount != 0) { indexUnindexed() }
+    }
+
     /// Puts the objects registered outside the table in it, each with a reference of its
     /// own (their IDs are not in the table: it was empty when they came, and nothing was put
     /// in it since), and lets go of the array — unless a fetch is still filling it.
@@ -581,7 +588,7 @@ final class ObjectRegistry {
     /// Whether some registered object satisfies `predicate`.
     func contains(where predicate: (ManagedObjectID, ManagedObject) throws -> Bool) rethrows -> Bool {
         guard count > 0 else { return false }
-        if unindexedCount != 0 { indexUnindexed() }
+        indexIfNeeded()
         for index in 0...mask {
             // Borrowed, not retained, for the call.
             if let object = entries[index].object, try object._withUnsafeGuaranteedRef({ try predicate(entries[index].id, $0) }) { return true }
@@ -594,7 +601,7 @@ final class ObjectRegistry {
     /// (and the shift of its neighbours) per object left out. The others are let go of once
     /// the table is whole.
     func filter(reservingExtra extra: Int, _ isIncluded: (ManagedObjectID) -> Bool) {
-        if unindexedCount != 0 { indexUnindexed() }
+        indexIfNeeded()
         let old = entries
         let oldBuckets = mask + 1
         var kept = 0
@@ -620,7 +627,7 @@ final class ObjectRegistry {
     /// Calls `body` with each registered ID and object (unretained), in bucket order.
     private func forEachEntry(_ body: (ManagedObjectID, Unmanaged<ManagedObject>) -> Void) {
         guard count > 0 else { return }
-        if unindexedCount != 0 { indexUnindexed() }
+        indexIfNeeded()
         for index in 0...mask {
             if let object = entries[index].object { body(entries[index].id, object) }
         }
