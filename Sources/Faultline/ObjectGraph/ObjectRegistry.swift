@@ -282,6 +282,12 @@ final class ObjectRegistry {
     @inline(__always)
     private func find(_ id: ManagedObjectID) -> (bucket: Int, found: Bool) {
         indexIfNeeded()
+        return probe(id)
+    }
+
+    /// ``find(_:)`` in the table as it is (no objects put in it first).
+    @inline(__always)
+    private func probe(_ id: ManagedObjectID) -> (bucket: Int, found: Bool) {
         var bucket = home(id)
         while true {
             let entry = entries + bucket
@@ -510,21 +516,11 @@ final class ObjectRegistry {
         for object in fetched {
             // The IDs are distinct (a page's rows are distinct rows of one table); a repeated
             // one would be a second entry for its ID, found or not depending on removals.
-            assert(!tableHolds(object.objectID), "a fetch registered two objects for \(object.objectID)")
+            assert(!probe(object.objectID).found, "a fetch registered two objects for \(object.objectID)")
             insertMoved(Entry(id: object.objectID, object: Unmanaged.passRetained(object)))
         }
         tableCount += moving
         if !isFetching { fetched = [] }
-    }
-
-    /// Whether the table has an entry for `id` (a check for assertions: no indexing first).
-    private func tableHolds(_ id: ManagedObjectID) -> Bool {
-        var bucket = home(id)
-        while entries[bucket].object != nil {
-            if entries[bucket].id == id { return true }
-            bucket = (bucket &+ 1) & mask
-        }
-        return false
     }
 
     /// Makes room for `capacity` objects in all without growing again.
