@@ -23,6 +23,9 @@ public final class Statement {
     /// Whether this run of the statement is timed: only when someone traces the connection
     /// at its start (reading the clock twice per row costs more than stepping a small row).
     private var timed = false
+    /// The distance between two columns' values in a row (``currentColumns()``): 0 until
+    /// worked out, -1 when they are not evenly spaced.
+    @usableFromInline var columnSpacing = 0
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
@@ -247,6 +250,46 @@ public final class Statement {
         ColumnValue(sqlite3_column_value(handle, Int32(index)))
     }
 
+    /// The current row's columns, for a row read whole: each column found by SQLite once per
+    /// row, not once per column read.
+    ///
+    /// Every `sqlite3_column_*` call finds its column again and checks the call
+    /// (`columnMem` and `columnMallocFailure` in SQLite's source: the connection's mutex
+    /// entered and left, even a connection without one, and the error state looked at) —
+    /// about a third of what reading a value costs, nine times a row for a fetch of six
+    /// attributes. The values of a row are SQLite's result registers, one array (the
+    /// `OP_ResultRow` opcode hands out registers `p1` to `p1 + n − 1`): the address of the first
+    /// column, asked of SQLite for each row, and the spacing of the registers, checked once
+    /// per statement against what `sqlite3_column_value` returns for every column, give the
+    /// others. Should a row's columns not be laid out so (a library that keeps them
+    /// otherwise), each column is asked for, as ``column(at:)`` does.
+    @inlinable
+    public func currentColumns() -> RowColumns {
+        let first = sqlite3_column_value(handle, 0)
+        if columnSpacing > 0 { return RowColumns(handle: handle, first: UnsafeRawPointer(first), spacing: columnSpacing, count: columnCount) }
+        return firstColumns(first)
+    }
+
+    /// ``currentColumns()`` before the spacing of the registers is known: worked out from
+    /// this row, checked against every column (-1 when they are not evenly spaced).
+    @usableFromInline
+    func firstColumns(_ first: OpaquePointer?) -> RowColumns {
+        if columnSpacing == 0 {
+            columnSpacing = -1
+            let count = columnCount
+            if count > 1, let first, let second = sqlite3_column_value(handle, 1) {
+                let spacing = UnsafeRawPointer(first).distance(to: UnsafeRawPointer(second))
+                // A register is far bigger than a word; a spacing of less is not one.
+                var evenlySpaced = spacing >= 2 * MemoryLayout<Int>.size
+                for index in 2..<max(count, 2) where evenlySpaced {
+                    evenlySpaced = sqlite3_column_value(handle, Int32(index)).map(UnsafeRawPointer.init) == UnsafeRawPointer(first) + index * spacing
+                }
+                if evenlySpaced { columnSpacing = spacing }
+            }
+        }
+        return RowColumns(handle: handle, first: columnSpacing > 0 ? UnsafeRawPointer(first) : nil, spacing: max(columnSpacing, 0), count: columnCount)
+    }
+
     /// Whether the current row's column is NULL.
     @inlinable
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
@@ -293,6 +336,34 @@ public struct Row: Sendable, Hashable {
     public subscript(name: String) -> SQLValue {
         guard let i = columnNames.firstIndex(of: name) else { return .null }
         return values[i]
+    }
+}
+
+/// The columns of a statement's current row (``Statement/currentColumns()``). Valid until the
+/// statement steps or resets; used on the statement's thread.
+public struct RowColumns {
+    @usableFromInline let handle: OpaquePointer
+    /// The first column's value, when the others follow it `spacing` bytes apart; nil: each
+    /// column asked of SQLite.
+    @usableFromInline let first: UnsafeRawPointer?
+    @usableFromInline let spacing: Int
+    /// The number of columns.
+    public let count: Int
+
+    @inlinable
+    init(handle: OpaquePointer, first: UnsafeRawPointer?, spacing: Int, count: Int) {
+        self.handle = handle
+        self.first = first
+        self.spacing = spacing
+        self.count = count
+    }
+
+    /// The column at `index` (below ``count``).
+    @inlinable
+    public subscript(index: Int) -> ColumnValue {
+        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "column \(index) out of range 0..<\(count)")
+        if let first { return ColumnValue(OpaquePointer(first + index &* spacing)) }
+        return ColumnValue(sqlite3_column_value(handle, Int32(index)))
     }
 }
 

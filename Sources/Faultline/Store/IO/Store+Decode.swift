@@ -42,17 +42,18 @@ extension SQLiteStore {
     /// Binary data kept in an external file is not read here: the slot holds an
     /// ``ExternalBinaryDataReference`` until the value is asked for.
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
-        let plan = rowPlan(statement, with: decoder)
+        let columns = statement.currentColumns()
+        let plan = rowPlan(columns, with: decoder)
         let count = plan.stepForSlot.count
         // Reserved and appended: the specialized path (the unsafe-uninitialized initializer
         // reached the standard library's generic allocation, metadata lookup included).
         var slots = ContiguousArray<StoredValue>()
         slots.reserveCapacity(count)
-        appendValues(statement, plan: plan, to: &slots)
+        appendValues(columns, plan: plan, to: &slots)
         return StoreRow(
             entity: plan.rowEntity,
-            objectID: ManagedObjectID(names: plan.rowNames, primaryKey: statement.int64(at: 1)),
-            version: statement.int64(at: 2), values: ObjectValues(layout: plan.layout, slots: slots))
+            objectID: ManagedObjectID(names: plan.rowNames, primaryKey: columns[1].int64),
+            version: columns[2].int64, values: ObjectValues(layout: plan.layout, slots: slots))
     }
 
     /// Decodes every row of a statement into a ``DecodedPage``; returns the time spent in SQLite.
@@ -82,7 +83,9 @@ extension SQLiteStore {
         let mainPlan = Unmanaged.passUnretained(decoder.plan)
         var current = Unmanaged.passUnretained(values)
         let sqlSeconds = try statement.forEachRow {
-            let planReference = decoder.hasSubentities ? Unmanaged.passUnretained(rowPlan(statement, with: decoder)) : mainPlan
+            // The row's columns found once (see Statement.currentColumns()).
+            let columns = statement.currentColumns()
+            let planReference = decoder.hasSubentities ? Unmanaged.passUnretained(rowPlan(columns, with: decoder)) : mainPlan
             planReference._withUnsafeGuaranteedRef { plan in
                 var planIndex = 0
                 if planReference.toOpaque() != mainPlan.toOpaque() {
@@ -99,8 +102,8 @@ extension SQLiteStore {
                 }
                 current._withUnsafeGuaranteedRef { page in
                     let base = page.count
-                    appendValues(statement, plan: plan, to: page)
-                    rows.append(DecodedPage.Row(primaryKey: statement.int64(at: 1), version: statement.int64(at: 2), base: base, page: pages.count, plan: planIndex))
+                    appendValues(columns, plan: plan, to: page)
+                    rows.append(DecodedPage.Row(primaryKey: columns[1].int64, version: columns[2].int64, base: base, page: pages.count, plan: planIndex))
                 }
             }
             eachRow?(statement)
@@ -112,10 +115,10 @@ extension SQLiteStore {
 
     /// The plan for the statement's current row: the fetched entity's, or a sub-entity's.
     @inline(__always)
-    private func rowPlan(_ statement: Statement, with decoder: RowDecoder) -> DecodePlan {
+    private func rowPlan(_ columns: RowColumns, with decoder: RowDecoder) -> DecodePlan {
         let plan = decoder.plan
         if decoder.hasSubentities {
-            let number = Int(statement.int64(at: 0))
+            let number = Int(columns[0].int64)
             if number != plan.entityNumber {
                 if let cached = decoder.subentityPlans[number] { return cached }
                 if let name = mapping.entityNames[number], let rowEntity = model.entity(named: name) {
@@ -132,40 +135,42 @@ extension SQLiteStore {
     /// slot of the plan's layout, in slot order (nil for a slot no column fills). Appended,
     /// not written over placeholders: a placeholder written over is destroyed first.
     @inline(__always)
-    private func appendValues(_ statement: Statement, plan: DecodePlan, to slots: inout ContiguousArray<StoredValue>) {
+    private func appendValues(_ columns: RowColumns, plan: DecodePlan, to slots: inout ContiguousArray<StoredValue>) {
         for step in plan.stepForSlot {
-            slots.append(step < 0 ? .none : decodedValue(statement, step: plan.steps[step]))
+            slots.append(step < 0 ? .none : decodedValue(columns, step: plan.steps[step]))
         }
     }
 
     /// The same, into a page being filled.
     @inline(__always)
-    private func appendValues(_ statement: Statement, plan: DecodePlan, to page: RowPage) {
+    private func appendValues(_ columns: RowColumns, plan: DecodePlan, to page: RowPage) {
         let stepForSlot = plan.stepForSlot
         page.appendRow(width: stepForSlot.count) { slot in
             let step = stepForSlot[slot]
-            return step < 0 ? .none : decodedValue(statement, step: plan.steps[step])
+            return step < 0 ? .none : decodedValue(columns, step: plan.steps[step])
         }
     }
 
     /// The value of one step's column in the statement's current row.
     @inline(__always)
-    private func decodedValue(_ statement: Statement, step: DecodePlan.Step) -> StoredValue {
+    private func decodedValue(_ columns: RowColumns, step: DecodePlan.Step) -> StoredValue {
         let index = step.column
         switch step.kind {
         case .attribute(let attribute):
-            return attribute.decode(statement.column(at: index))
+            return attribute.decode(columns[index])
         case .toOne(let destination, let entityColumn):
-            let key = statement.column(at: index)
+            let key = columns[index]
             if key.storageClass == SQLValue.nullStorageClass { return .none }
             var names = destination
-            if let entityColumn, !statement.isNull(at: entityColumn), let actual = idNames(entityNumber: Int(statement.int64(at: entityColumn))) {
-                names = actual
+            if let entityColumn {
+                let entity = columns[entityColumn]
+                if entity.storageClass != SQLValue.nullStorageClass, let actual = idNames(entityNumber: Int(entity.int64)) { names = actual }
             }
             return .objectID(ManagedObjectID(names: names, primaryKey: key.int64))
         case .externalBinary:
-            if statement.isNull(at: index) { return .none }
-            return StoredValue(ValueCoding.externalBinaryValue(statement.value(at: index), storeURL: url))
+            let value = columns[index]
+            if value.storageClass == SQLValue.nullStorageClass { return .none }
+            return StoredValue(ValueCoding.externalBinaryValue(value.sqlValue, storeURL: url))
         }
     }
 
