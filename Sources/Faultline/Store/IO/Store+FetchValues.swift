@@ -312,8 +312,9 @@ struct DictionaryRowReader {
     func row(_ statement: Statement, other: (PredicateSQL.SelectedValue, Int) -> Any?) -> [String: Any] {
         var row = template
         var nulls: [String] = []
+        let found = statement.currentColumns()
         for i in kinds.indices {
-            if let value = value(i, statement, other).any {
+            if let value = value(i, found, other).any {
                 row.values[indices[i]] = value
             } else {
                 nulls.append(keys[i])
@@ -330,12 +331,14 @@ struct DictionaryRowReader {
     /// in the items' order.
     @inline(__always)
     func write(_ statement: Statement, at slot: UnsafeMutablePointer<StoredValue>, other: (PredicateSQL.SelectedValue, Int) -> Any?) {
-        for i in kinds.indices { (slot + i).initialize(to: value(i, statement, other)) }
+        // The row's columns found once (see Statement.currentColumns()).
+        let found = statement.currentColumns()
+        for i in kinds.indices { (slot + i).initialize(to: value(i, found, other)) }
     }
 
     @inline(__always)
-    private func value(_ i: Int, _ statement: Statement, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> StoredValue {
+    private func value(_ i: Int, _ found: RowColumns, _ other: (PredicateSQL.SelectedValue, Int) -> Any?) -> StoredValue {
         guard let kind = kinds[i] else { return StoredValue(other(selected[i], columns[i])) }
-        return kind.decode(statement.column(at: columns[i]))
+        return kind.decode(found[columns[i]])
     }
 }
