@@ -119,6 +119,9 @@ extension ManagedObjectContext {
         let hooks = !classBindings.isEmpty
         // Each plan's class binding, looked up once for the page.
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
+        // Whether each plan's objects have lifecycle methods to call (callsLifecycleHooks(of:)
+        // for an instance of the plan's class), told once for the page.
+        let awakens = bindings.map { $0.map { ObjectIdentifier($0.type) != ObjectIdentifier(ManagedObject.self) } ?? false }
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
         // Into an empty registry, the rows' objects are all new: registered through the
         // array of them, which the registry fills, not one by one (see
@@ -188,7 +191,7 @@ extension ManagedObjectContext {
                 } else {
                     registry.register(object, for: id, at: probe)
                 }
-                awakes = hooks && callsLifecycleHooks(of: object)
+                awakes = hooks && awakens[row.plan]
                 return object
             }
             // Moved into the array (appended as a copy, it was retained and the local released),

@@ -44,7 +44,7 @@ extension SQLiteStore {
     func decodeRow(_ statement: Statement, with decoder: RowDecoder) -> StoreRow {
         let columns = statement.currentColumns()
         let plan = rowPlan(columns, with: decoder)
-        let count = plan.stepForSlot.count
+        let count = plan.slotSteps.count
         // Reserved and appended: the specialized path (the unsafe-uninitialized initializer
         // reached the standard library's generic allocation, metadata lookup included).
         var slots = ContiguousArray<StoredValue>()
@@ -71,7 +71,7 @@ extension SQLiteStore {
     ) throws -> Double {
         // The first page starts small and grows (a fetch of a few rows takes little room),
         // unless the number of rows is known; the next ones are made full size.
-        let expectedValues = expectedRows.multipliedReportingOverflow(by: decoder.plan.stepForSlot.count)
+        let expectedValues = expectedRows.multipliedReportingOverflow(by: decoder.plan.slotSteps.count)
         var values = RowPage(capacity: expectedValues.overflow ? DecodedPage.slotsPerPage : min(max(expectedValues.partialValue, 64), DecodedPage.slotsPerPage))
         var pages: [RowPage] = []
         var rows = ScratchArrays.take(DecodedPage.Row.self, capacity: max(expectedRows, 0), growing: reusingKeptRows)
@@ -92,7 +92,7 @@ extension SQLiteStore {
                     planIndex = plans.firstIndex { $0 === plan } ?? plans.count
                     if planIndex == plans.count { plans.append(plan) }
                 }
-                let count = plan.stepForSlot.count
+                let count = plan.slotSteps.count
                 current._withUnsafeGuaranteedRef { page in
                     if page.count + count > DecodedPage.slotsPerPage, page.count > 0 {
                         pages.append(values)
@@ -136,18 +136,15 @@ extension SQLiteStore {
     /// not written over placeholders: a placeholder written over is destroyed first.
     @inline(__always)
     private func appendValues(_ columns: RowColumns, plan: DecodePlan, to slots: inout ContiguousArray<StoredValue>) {
-        for step in plan.stepForSlot {
-            slots.append(step < 0 ? .none : decodedValue(columns, step: plan.steps[step]))
-        }
+        for step in plan.slotSteps { slots.append(decodedValue(columns, step: step)) }
     }
 
     /// The same, into a page being filled.
     @inline(__always)
     private func appendValues(_ columns: RowColumns, plan: DecodePlan, to page: RowPage) {
-        let stepForSlot = plan.stepForSlot
-        page.appendRow(width: stepForSlot.count) { slot in
-            let step = stepForSlot[slot]
-            return step < 0 ? .none : decodedValue(columns, step: plan.steps[step])
+        // Read in place: the plan holds its steps for the row (no bounds check a value).
+        plan.slotSteps.withUnsafeBufferPointer { steps in
+            page.appendRow(width: steps.count) { decodedValue(columns, step: steps[$0]) }
         }
     }
 
@@ -156,6 +153,8 @@ extension SQLiteStore {
     private func decodedValue(_ columns: RowColumns, step: DecodePlan.Step) -> StoredValue {
         let index = step.column
         switch step.kind {
+        case .empty:
+            return .none
         case .attribute(let attribute):
             return attribute.decode(columns[index])
         case .toOne(let destination, let entityColumn):
@@ -301,6 +300,8 @@ final class DecodePlan {
         case externalBinary
         /// A to-one's key; `destination` is the declared destination's ``ObjectIDNames`` number.
         case toOne(destination: UInt32, entityColumn: Int?)
+        /// No column: the slot stays empty (``slotSteps`` only).
+        case empty
     }
 
     struct Step {
@@ -316,8 +317,9 @@ final class DecodePlan {
     let layout: PropertyLayout
     let entityNumber: Int
     let steps: [Step]
-    /// For each slot of the layout, the step that fills it (an index into `steps`), or -1.
-    let stepForSlot: [Int]
+    /// For each slot of the layout, the step that fills it, or an ``Kind/empty`` one: the
+    /// decoder's loop over a row, one step a value, no look-up between.
+    let slotSteps: ContiguousArray<Step>
 
     init(rowEntity: EntityDescription, rowEntityName: String, rowNames: UInt32, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
         self.rowEntity = rowEntity
@@ -326,10 +328,10 @@ final class DecodePlan {
         self.layout = layout
         self.entityNumber = entityNumber
         self.steps = steps
-        var stepForSlot = [Int](repeating: -1, count: layout.count)
+        var slotSteps = ContiguousArray((0..<layout.count).map { Step(column: 0, slot: $0, kind: .empty) })
         // A slot filled by two columns keeps the last, as writing them in column order did.
-        for (index, step) in steps.enumerated() where step.slot < layout.count { stepForSlot[step.slot] = index }
-        self.stepForSlot = stepForSlot
+        for step in steps where step.slot < layout.count { slotSteps[step.slot] = step }
+        self.slotSteps = slotSteps
     }
 }
 
