@@ -150,14 +150,15 @@ import Testing
 /// fetch writes and frees per row (Performance.md). A field added to `ObjectValues` fails here,
 /// so that its cost is decided, not incidental.
 @Suite struct ObjectValuesSizeTests {
-    @Test func aValueSetIsThirtyTwoBytes() {
-        // The page and the own slots share one tagged word (they never hold values at once).
-        #expect(MemoryLayout<ObjectValues>.size == 32)
+    @Test func aValueSetIsTwentyFourBytes() {
+        // The page, the own slots and the rare keys aside share one tagged word (never two
+        // of them at once): the layout, that word, and the row's base beside the written slots.
+        #expect(MemoryLayout<ObjectValues>.size == 24)
     }
 }
 
 /// Values of keys a layout lacks (an entity built without a model) live beside the value
-/// set's slots (`ObjectValues.extra`): read back, kept through writes to the slots, not shared
+/// set's slots (`ObjectValues.extra`, in an `ExtendedValues` with them): read back, kept through writes to the slots, not shared
 /// between copies, compared and iterated with the rest, and gone with their last key — the
 /// value set then as it was. (Only `holdsNoReference` looked at them in a test before.)
 @Suite struct ObjectValuesExtraKeysTests {

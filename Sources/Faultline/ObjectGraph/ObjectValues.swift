@@ -36,6 +36,10 @@ struct ObjectValues: Sequence {
         /// The object's own slots (empty: no values, and no buffer — the empty array's
         /// storage is static).
         case slots(ContiguousArray<StoredValue>)
+        /// Slots of their own and values of keys the layout lacks (an entity built without a
+        /// model), never empty: rare, so kept here rather than in a field of every value set
+        /// (8 bytes twice in every object).
+        case extended(ExtendedValues)
     }
     private var backing: Backing = .slots([])
     /// The layout's number of slots, read through the borrowed layout (``layout`` returns it
@@ -51,8 +55,37 @@ struct ObjectValues: Sequence {
     /// committed ones looks at these slots only: two value sets assigned from the same source
     /// agree everywhere else.
     private var written: UInt32 = 0
-    /// Values of keys the layout lacks (an entity built without a model).
-    private var extra: [String: Any]?
+    /// Values of keys the layout lacks (an entity built without a model); nil when none.
+    private var extra: [String: Any]? {
+        if case .extended(let extended) = backing { return extended.extra }
+        return nil
+    }
+
+    /// Whether keys the layout lacks have values (read without copying them).
+    private var hasExtra: Bool {
+        if case .extended = backing { return true }
+        return false
+    }
+
+    /// The values' slots as a buffer of their own (copied out of the page when they are a
+    /// page's row).
+    private var ownSlots: ContiguousArray<StoredValue> {
+        switch backing {
+        case .page(let page): return page.values(in: Int(base)..<Int(base) + layoutCount)
+        case .slots(let slots): return slots
+        case .extended(let extended): return extended.slots
+        }
+    }
+
+    /// Sets the values of keys the layout lacks (nil or empty: none), the slots kept.
+    private mutating func setExtra(_ newValue: [String: Any]?) {
+        let slots = ownSlots
+        if let newValue, !newValue.isEmpty {
+            backing = .extended(ExtendedValues(slots: slots, extra: newValue))
+        } else {
+            backing = .slots(slots)
+        }
+    }
     private static let anySlot: UInt32 = 1 << 31
     /// The slots `written` has a bit of their own for; past them, a write sets ``anySlot``.
     static let trackedSlots = 31
@@ -85,6 +118,7 @@ struct ObjectValues: Sequence {
         switch backing {
         case .page: return layoutCount
         case .slots(let slots): return slots.count
+        case .extended(let extended): return extended.slotCount
         }
     }
 
@@ -98,9 +132,9 @@ struct ObjectValues: Sequence {
             if let slot = layout.slot(of: key) {
                 self[slot: slot] = newValue
             } else if newValue != nil || extra != nil {
-                extra = extra ?? [:]
-                extra?[key] = newValue
-                if extra?.isEmpty == true { extra = nil }
+                var extra = extra ?? [:]
+                extra[key] = newValue
+                setExtra(extra)
             }
         }
     }
@@ -117,17 +151,22 @@ struct ObjectValues: Sequence {
             switch backing {
             case .page(let page): return page[Int(base) + slot]
             case .slots(let slots): return slot < slots.count ? slots[slot] : .none
+            case .extended(let extended): return extended.value(at: slot)
             }
         }
         set {
             written |= Self.bit(slot)
             var slots: ContiguousArray<StoredValue>
+            var extra: [String: Any]?
             switch backing {
             case .page(let page):
                 // The row copied out of its page, before the write.
                 slots = page.values(in: Int(base)..<Int(base) + layoutCount)
             case .slots(let own):
                 slots = own
+            case .extended(let extended):
+                slots = extended.slots
+                extra = extended.extra
             }
             if slots.isEmpty {
                 if newValue.isNone { return }
@@ -137,7 +176,7 @@ struct ObjectValues: Sequence {
             // (written in place, not copied).
             backing = .slots([])
             slots[slot] = newValue
-            backing = .slots(slots)
+            backing = extra.map { .extended(ExtendedValues(slots: slots, extra: $0)) } ?? .slots(slots)
         }
     }
 
@@ -174,7 +213,7 @@ struct ObjectValues: Sequence {
     /// fields in place instead of copying the values (three retains and releases).
     @inline(__always)
     var isEmpty: Bool {
-        if extra != nil { return false }
+        if hasExtra { return false }
         if case .slots(let slots) = backing, slots.isEmpty { return true }
         return !(0..<slotCount).contains { !self[stored: $0].isNone }
     }
@@ -184,14 +223,13 @@ struct ObjectValues: Sequence {
     /// written over without letting go of anything (see `ManagedObject.setLoadedRow`).
     @inline(__always)
     var holdsNoReference: Bool {
-        guard extra == nil, case .slots(let slots) = backing else { return false }
+        guard case .slots(let slots) = backing else { return false }
         return slots.capacity == 0
     }
 
     /// Removes every value (the layout stays).
     mutating func removeAll() {
         backing = .slots([])
-        extra = nil
         written = Self.anySlot
     }
 
@@ -212,18 +250,19 @@ struct ObjectValues: Sequence {
             }
         }
         if let extra {
-            self.extra = extra.mapValues { value in
-                if let id = value as? ManagedObjectID { return map[id] ?? id }
-                if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
-                return value
-            }
+            setExtra(
+                extra.mapValues { value in
+                    if let id = value as? ManagedObjectID { return map[id] ?? id }
+                    if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
+                    return value
+                })
         }
     }
 
     /// Whether a relationship, an objectID attribute or a key kept aside holds a temporary
     /// ID (what ``replaceObjectIDs(_:)`` may replace after a save); values are read in place.
     var holdsTemporaryIDs: Bool {
-        if extra != nil { return true }
+        if hasExtra { return true }
         for slot in layout.identifierSlots where slot < slotCount {
             switch self[stored: slot] {
             case .objectID(let id):
@@ -241,7 +280,7 @@ struct ObjectValues: Sequence {
     /// absent to-many on the other side counts as empty), as a changed object's values differ
     /// from its committed ones.
     func differs(from other: ObjectValues) -> Bool {
-        if extra != nil || other.extra != nil || layout !== other.layout {
+        if hasExtra || other.hasExtra || layout !== other.layout {
             for (key, value) in self {
                 let empty = layout.slot(of: key).flatMap(emptyValue(at:))
                 if !ManagedObject.valuesEqual(value, other[key] ?? empty) { return true }
@@ -307,7 +346,7 @@ struct ObjectValues: Sequence {
     /// Whether a key's value here differs from `other`'s (nil and absent alike); a slot
     /// written on neither side since both were loaded is not compared.
     func differs(from other: ObjectValues, at key: String) -> Bool {
-        if extra == nil, other.extra == nil, layout === other.layout, let slot = layout.slot(of: key) {
+        if !hasExtra, !other.hasExtra, layout === other.layout, let slot = layout.slot(of: key) {
             return differs(from: other, atSlot: slot)
         }
         return !ManagedObject.valuesEqual(self[key], other[key])
@@ -354,6 +393,31 @@ struct ObjectValues: Sequence {
             return rest.next()
         }
     }
+}
+
+/// The slots and the values of keys the layout lacks of a value set that has both
+/// (``ObjectValues``' rare case), shared by its copies and never changed: a change makes
+/// another.
+final class ExtendedValues {
+    let slots: ContiguousArray<StoredValue>
+    let extra: [String: Any]
+
+    init(slots: ContiguousArray<StoredValue>, extra: [String: Any]) {
+        self.slots = slots
+        self.extra = extra
+    }
+
+    // Out of line, the reads `ObjectValues` inlines everywhere: inlined, reading a field of
+    // this class from the value set's backing made the optimizer hold the backing's reference
+    // (a retain and a release in every function that reads values, whichever case they are).
+
+    /// The number of slots.
+    @inline(never)
+    var slotCount: Int { slots.count }
+
+    /// The value in a slot (none past the slots).
+    @inline(never)
+    func value(at slot: Int) -> StoredValue { slot < slots.count ? slots[slot] : .none }
 }
 
 /// The values of rows fetched together, one row after the other (each row as many slots as
