@@ -261,23 +261,29 @@ public final class Statement {
     /// `OP_ResultRow` opcode hands out registers `p1` to `p1 + n − 1`): the address of the first
     /// column, asked of SQLite for each row, and the spacing of the registers, checked once
     /// per statement against what `sqlite3_column_value` returns for every column, give the
-    /// others. Should a row's columns not be laid out so (a library that keeps them
-    /// otherwise), each column is asked for, as ``column(at:)`` does.
+    /// others. The number of columns is the row's (`sqlite3_data_count`: 0 without a row, the
+    /// new count after SQLite prepared the statement again for a changed schema). Should a
+    /// row's columns not be laid out so (a library that keeps them otherwise), each column is
+    /// asked for, as ``column(at:)`` does.
     @inlinable
     public func currentColumns() -> RowColumns {
+        let count = Int(sqlite3_data_count(handle))
+        // No row (nothing to find; asking for a column would set SQLite's error), or one
+        // column (no spacing needed, none learnt): each column asked for.
+        if count < 2 { return RowColumns(handle: handle, first: nil, spacing: 0, count: count) }
         let first = sqlite3_column_value(handle, 0)
-        if columnSpacing > 0 { return RowColumns(handle: handle, first: UnsafeRawPointer(first), spacing: columnSpacing, count: columnCount) }
-        return firstColumns(first)
+        if columnSpacing > 0 { return RowColumns(handle: handle, first: UnsafeRawPointer(first), spacing: columnSpacing, count: count) }
+        return firstColumns(first, count: count)
     }
 
     /// ``currentColumns()`` before the spacing of the registers is known: worked out from
-    /// this row, checked against every column (-1 when they are not evenly spaced).
+    /// this row of `count` (at least 2) columns, checked against every column (-1 when they
+    /// are not evenly spaced: then every row asks for each column).
     @usableFromInline
-    func firstColumns(_ first: OpaquePointer?) -> RowColumns {
+    func firstColumns(_ first: OpaquePointer?, count: Int) -> RowColumns {
         if columnSpacing == 0 {
             columnSpacing = -1
-            let count = columnCount
-            if count > 1, let first, let second = sqlite3_column_value(handle, 1) {
+            if let first, let second = sqlite3_column_value(handle, 1) {
                 let spacing = UnsafeRawPointer(first).distance(to: UnsafeRawPointer(second))
                 // A register is far bigger than a word; a spacing of less is not one.
                 var evenlySpaced = spacing >= 2 * MemoryLayout<Int>.size
@@ -287,7 +293,7 @@ public final class Statement {
                 if evenlySpaced { columnSpacing = spacing }
             }
         }
-        return RowColumns(handle: handle, first: columnSpacing > 0 ? UnsafeRawPointer(first) : nil, spacing: max(columnSpacing, 0), count: columnCount)
+        return RowColumns(handle: handle, first: columnSpacing > 0 ? UnsafeRawPointer(first) : nil, spacing: max(columnSpacing, 0), count: count)
     }
 
     /// Whether the current row's column is NULL.
@@ -358,12 +364,17 @@ public struct RowColumns {
         self.count = count
     }
 
-    /// The column at `index` (below ``count``).
+    /// The column at `index`: NULL past the row's columns (or without a row), as
+    /// `sqlite3_column_value` gives.
     @inlinable
     public subscript(index: Int) -> ColumnValue {
-        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "column \(index) out of range 0..<\(count)")
-        if let first { return ColumnValue(OpaquePointer(first + index &* spacing)) }
-        return ColumnValue(sqlite3_column_value(handle, Int32(index)))
+        if let first, UInt(bitPattern: index) < UInt(bitPattern: count) {
+            let value = OpaquePointer(first + index &* spacing)
+            // Every debug build's fetch checks the register found against SQLite's own answer.
+            assert(value == sqlite3_column_value(handle, Int32(index)), "column \(index) is not where its row's registers put it")
+            return ColumnValue(value)
+        }
+        return ColumnValue(sqlite3_column_value(handle, Int32(clamping: index)))
     }
 }
 

@@ -1,3 +1,4 @@
+import CFaultlineSQLite
 import Foundation
 import Testing
 
@@ -11,9 +12,9 @@ import Testing
         var rows: [(whole: [SQLValue], oneByOne: [SQLValue])] = []
         _ = try statement.forEachRow {
             let columns = statement.currentColumns()
-            #expect(columns.count == statement.columnCount)
+            #expect(columns.count == Int(sqlite3_data_count(statement.handle)))
             let whole = (0..<columns.count).map { columns[$0].sqlValue }
-            rows.append((whole, (0..<statement.columnCount).map { statement.value(at: $0) }))
+            rows.append((whole, (0..<columns.count).map { statement.value(at: $0) }))
         }
         return rows
     }
@@ -68,5 +69,49 @@ import Testing
         let rows = try rows(statement)
         #expect(rows.map(\.whole) == [[.integer(1)], [.text("two")], [.null]])
         #expect(rows.allSatisfy { $0.whole == $0.oneByOne })
+    }
+
+    @Test func rowsSortedOrGroupedReadAsTheirOwnValues() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        try db.executeScript("CREATE TABLE T (a INTEGER, b VARCHAR); INSERT INTO T VALUES (3, 'c'), (1, 'a'), (2, NULL), (1, 'b');")
+        for sql in ["SELECT b, a, a * 2 FROM T ORDER BY a DESC, b", "SELECT a, count(*), group_concat(b) FROM T GROUP BY a ORDER BY a"] {
+            let rows = try rows(try db.prepare(sql))
+            #expect(rows.count >= 3, "\(sql)")
+            for (index, row) in rows.enumerated() { #expect(row.whole == row.oneByOne, "\(sql), row \(index)") }
+        }
+    }
+
+    /// A statement SQLite prepares again because the schema changed — its registers in another
+    /// program, its column count another for `SELECT *` — reads each row as its own.
+    @Test func aStatementPreparedAgainForANewSchemaReadsItsNewRows() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        try db.executeScript("CREATE TABLE T (a INTEGER, b VARCHAR); INSERT INTO T VALUES (1, 'one'), (2, 'two');")
+        let star = try db.cachedStatement("SELECT * FROM T ORDER BY a")
+        let listed = try db.cachedStatement("SELECT b, a FROM T ORDER BY a")
+        #expect(try rows(star).map(\.whole) == [[.integer(1), .text("one")], [.integer(2), .text("two")]])
+        #expect(try rows(listed).allSatisfy { $0.whole == $0.oneByOne })
+        #expect(star.columnSpacing > 0)
+        try db.executeScript("ALTER TABLE T ADD COLUMN c FLOAT DEFAULT 2.5; CREATE INDEX TA ON T (a); INSERT INTO T VALUES (3, 'three', NULL);")
+        let after = try rows(star)
+        #expect(after.map(\.whole) == [[.integer(1), .text("one"), .real(2.5)], [.integer(2), .text("two"), .real(2.5)], [.integer(3), .text("three"), .null]])
+        #expect(after.allSatisfy { $0.whole == $0.oneByOne })
+        #expect(try rows(listed).map(\.whole) == [[.text("one"), .integer(1)], [.text("two"), .integer(2)], [.text("three"), .integer(3)]])
+    }
+
+    /// Without a row (before the first step, after the last) no column is found: each reads
+    /// NULL, as `sqlite3_column_value` has it, and no spacing is learnt from SQLite's NULL.
+    @Test func withoutARowEveryColumnIsNull() throws {
+        let db = try Connection(path: ":memory:", mode: .inMemory)
+        try db.executeScript("CREATE TABLE T (a INTEGER, b VARCHAR); INSERT INTO T VALUES (1, 'one');")
+        let statement = try db.prepare("SELECT a, b FROM T")
+        let before = statement.currentColumns()
+        #expect(before.count == 0 && before[0].sqlValue == .null && before[1].sqlValue == .null)
+        #expect(statement.columnSpacing == 0)
+        #expect(try statement.step())
+        #expect(statement.currentColumns()[1].sqlValue == .text("one"))
+        #expect(try !statement.step())
+        let after = statement.currentColumns()
+        #expect(after.count == 0 && after[1].sqlValue == .null)
+        #expect(statement.columnSpacing > 0)
     }
 }

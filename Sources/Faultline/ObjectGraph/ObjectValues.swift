@@ -131,10 +131,14 @@ struct ObjectValues: Sequence {
         set {
             if let slot = layout.slot(of: key) {
                 self[slot: slot] = newValue
-            } else if newValue != nil || extra != nil {
+            } else if newValue != nil || hasExtra {
+                let slots = ownSlots
                 var extra = extra ?? [:]
+                // The box let go of first: when these values held it alone, the dictionary is
+                // then changed in place, not copied for every key set.
+                backing = .slots([])
                 extra[key] = newValue
-                setExtra(extra)
+                backing = extra.isEmpty ? .slots(slots) : .extended(ExtendedValues(slots: slots, extra: extra))
             }
         }
     }
