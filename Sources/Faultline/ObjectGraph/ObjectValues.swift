@@ -77,15 +77,17 @@ struct ObjectValues: Sequence {
         }
     }
 
-    /// Sets the values of keys the layout lacks (nil or empty: none), the slots kept.
-    private mutating func setExtra(_ newValue: [String: Any]?) {
+    /// Changes the values of keys the layout lacks (none left: plain slots again), the slots
+    /// kept. The box is let go of first: when these values held it alone, the dictionary is
+    /// then changed in place, not copied for every change.
+    private mutating func changeExtra(_ change: (inout [String: Any]) -> Void) {
         let slots = ownSlots
-        if let newValue, !newValue.isEmpty {
-            backing = .extended(ExtendedValues(slots: slots, extra: newValue))
-        } else {
-            backing = .slots(slots)
-        }
+        var extra = extra ?? [:]
+        backing = .slots([])
+        change(&extra)
+        backing = extra.isEmpty ? .slots(slots) : .extended(ExtendedValues(slots: slots, extra: extra))
     }
+
     private static let anySlot: UInt32 = 1 << 31
     /// The slots `written` has a bit of their own for; past them, a write sets ``anySlot``.
     static let trackedSlots = 31
@@ -132,13 +134,7 @@ struct ObjectValues: Sequence {
             if let slot = layout.slot(of: key) {
                 self[slot: slot] = newValue
             } else if newValue != nil || hasExtra {
-                let slots = ownSlots
-                var extra = extra ?? [:]
-                // The box let go of first: when these values held it alone, the dictionary is
-                // then changed in place, not copied for every key set.
-                backing = .slots([])
-                extra[key] = newValue
-                backing = extra.isEmpty ? .slots(slots) : .extended(ExtendedValues(slots: slots, extra: extra))
+                changeExtra { $0[key] = newValue }
             }
         }
     }
@@ -253,13 +249,14 @@ struct ObjectValues: Sequence {
                 break
             }
         }
-        if let extra {
-            setExtra(
-                extra.mapValues { value in
+        if hasExtra {
+            changeExtra { extra in
+                extra = extra.mapValues { value in
                     if let id = value as? ManagedObjectID { return map[id] ?? id }
                     if let ids = value as? [ManagedObjectID] { return ids.map { map[$0] ?? $0 } }
                     return value
-                })
+                }
+            }
         }
     }
 

@@ -316,7 +316,6 @@ final class DecodePlan {
     let rowNames: UInt32
     let layout: PropertyLayout
     let entityNumber: Int
-    let steps: [Step]
     /// For each slot of the layout, the step that fills it, or an ``Kind/empty`` one: the
     /// decoder's loop over a row, one step a value, no look-up between.
     let slotSteps: ContiguousArray<Step>
@@ -327,7 +326,6 @@ final class DecodePlan {
         self.rowNames = rowNames
         self.layout = layout
         self.entityNumber = entityNumber
-        self.steps = steps
         var slotSteps = ContiguousArray((0..<layout.count).map { Step(column: 0, slot: $0, kind: .empty) })
         // A slot filled by two columns keeps the last, as writing them in column order did.
         for step in steps where step.slot < layout.count { slotSteps[step.slot] = step }
