@@ -287,7 +287,7 @@ public final class Statement {
                 let spacing = UnsafeRawPointer(first).distance(to: UnsafeRawPointer(second))
                 // A register is far bigger than a word; a spacing of less is not one.
                 var evenlySpaced = spacing >= 2 * MemoryLayout<Int>.size
-                for index in 2..<max(count, 2) where evenlySpaced {
+                for index in 2..<count where evenlySpaced {
                     evenlySpaced = sqlite3_column_value(handle, Int32(index)).map(UnsafeRawPointer.init) == UnsafeRawPointer(first) + index * spacing
                 }
                 if evenlySpaced { columnSpacing = spacing }

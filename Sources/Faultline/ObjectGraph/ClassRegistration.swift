@@ -18,6 +18,11 @@ struct ClassBinding: Sendable {
         self.type = type
         self.slots = ClassSlotTable.interned(slots)
     }
+
+    /// Whether the class's instances have lifecycle methods to call (it is not
+    /// ``ManagedObject`` itself): ``ManagedObjectContext/callsLifecycleHooks(of:)`` for every
+    /// object made of the class, told without an object.
+    var callsLifecycleHooks: Bool { ObjectIdentifier(type) != ObjectIdentifier(ManagedObject.self) }
 }
 
 /// A class's slot table as its objects hold it (`slots[i]` is the slot of the class's

@@ -121,7 +121,7 @@ extension ManagedObjectContext {
         let bindings = hooks ? plans.map { classBinding(for: $0.rowEntity.name) } : []
         // Whether each plan's objects have lifecycle methods to call (callsLifecycleHooks(of:)
         // for an instance of the plan's class), told once for the page.
-        let awakens = bindings.map { $0.map { ObjectIdentifier($0.type) != ObjectIdentifier(ManagedObject.self) } ?? false }
+        let awakens = bindings.map { $0?.callsLifecycleHooks ?? false }
         let originNumber = FaultOrigins.number(origin)  // numbered once for the page
         // Into an empty registry, the rows' objects are all new: registered through the
         // array of them, which the registry fills, not one by one (see

@@ -40,6 +40,13 @@ struct ObjectValues: Sequence {
         /// model), never empty: rare, so kept here rather than in a field of every value set
         /// (8 bytes twice in every object).
         case extended(ExtendedValues)
+
+        /// Slots of the values' own, with the values of keys the layout lacks when there
+        /// are any.
+        static func own(_ slots: ContiguousArray<StoredValue>, extra: [String: Any]?) -> Backing {
+            guard let extra, !extra.isEmpty else { return .slots(slots) }
+            return .extended(ExtendedValues(slots: slots, extra: extra))
+        }
     }
     private var backing: Backing = .slots([])
     /// The layout's number of slots, read through the borrowed layout (``layout`` returns it
@@ -85,7 +92,7 @@ struct ObjectValues: Sequence {
         var extra = extra ?? [:]
         backing = .slots([])
         change(&extra)
-        backing = extra.isEmpty ? .slots(slots) : .extended(ExtendedValues(slots: slots, extra: extra))
+        backing = .own(slots, extra: extra)
     }
 
     private static let anySlot: UInt32 = 1 << 31
@@ -176,7 +183,7 @@ struct ObjectValues: Sequence {
             // (written in place, not copied).
             backing = .slots([])
             slots[slot] = newValue
-            backing = extra.map { .extended(ExtendedValues(slots: slots, extra: $0)) } ?? .slots(slots)
+            backing = .own(slots, extra: extra)
         }
     }
 
