@@ -375,12 +375,15 @@ extension ManagedObjectContext {
         // In save order (the plan's sort, kept while the changed objects do not change): new
         // objects in the order they were made, stored ones by key — through memory in order,
         // where the table's order jumped about.
+        // Asked once: `renamed` is captured by `permanentMap()`, and each read of it in the
+        // loop was checked for exclusive access at run time (`swift_beginAccess`).
+        let anyRenamed = !renamed.isEmpty
         touchedInSaveOrder().forEachBorrowed { object in
-            if !renamed.isEmpty, object.isDeleted || object.isFault { replaceObjectIDs(permanentMap(), in: CollectionOfOne(object)) }
+            if anyRenamed, object.isDeleted || object.isFault { replaceObjectIDs(permanentMap(), in: CollectionOfOne(object)) }
             guard !object.isDeleted else { return }
             if object.extras != nil { object.pendingToMany.removeAll() }
             if !object.isFault {
-                if !renamed.isEmpty, object.storage.holdsTemporaryIDs { object.storage.replaceObjectIDs(permanentMap()) }
+                if anyRenamed, object.storage.holdsTemporaryIDs { object.storage.replaceObjectIDs(permanentMap()) }
                 object.committed = object.storage
             }
         }
