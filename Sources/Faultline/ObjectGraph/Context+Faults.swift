@@ -167,10 +167,7 @@ extension ManagedObjectContext {
                 // One walk of the table: the look-up that misses says where the new object goes.
                 let (registered, probe) = unindexed ? (nil, ObjectRegistry.Probe.none) : registry.lookUp(id)
                 if let existing = registered {
-                    if existing.isFault {
-                        existing.batchPosition = nil
-                        fill(existing, from: decoded, at: index)
-                    }
+                    if existing.isFault { fillRegisteredFault(existing, from: decoded, at: index) }
                     return existing
                 }
                 let left = rows &- index
@@ -301,6 +298,14 @@ extension ManagedObjectContext {
     func fill(_ object: ManagedObject, from row: StoreRow) {
         fillValues(object, from: row)
         if callsLifecycleHooks(of: object) { awakeFromFetch(object) }
+    }
+
+    /// A registered fault a fetch's row fills (out of line: rare in a fetch, and inlined it
+    /// made the fetch's loop over its rows too big for the optimizer to inline its body).
+    @inline(never)
+    private func fillRegisteredFault(_ object: ManagedObject, from page: DecodedPage, at index: Int) {
+        object.batchPosition = nil
+        fill(object, from: page, at: index)
     }
 
     /// ``fill(_:from:)`` with row `index` of a decoded page (no ``StoreRow`` made).

@@ -40,28 +40,24 @@ extension ManagedObject {
         Value._setManagedValue(value, of: self, at: index, named: key)
     }
 
-    /// The typed getters' fast path: where the value of the class's attribute `index` is in
-    /// its row page, when the object is loaded, whole, unchecked and its values are the page's
-    /// (unchanged since read); nil otherwise, and ``storedAttribute(at:named:)`` decides. The
-    /// getter matches the value in place, at once: a copy of it, made
-    /// and destroyed through outlined calls, was a third of a typed read.
+    /// The typed getters' fast path: the class's attribute `index` read in place in its row
+    /// page (see ``RowPage/read(base:slot:_:)``) when the object is loaded, whole, unchecked
+    /// and its values are the page's (unchanged since read); nil otherwise, and
+    /// ``storedAttribute(at:named:)`` decides. A copy of the value, made and destroyed through
+    /// outlined calls, was a third of a typed read.
     @inline(__always)
-    func pageValue(at index: Int) -> UnsafePointer<StoredValue>? {
-        guard !isFault, let slot = classSlots.slotIfPresent(index), let link = contextLink, !link.checksAccess, partialKeys == nil else { return nil }
-        return storage.pageValue(at: slot)
+    func pageRead<T>(at index: Int, field: CompactField<T>, _ match: (UnsafePointer<StoredValue>) -> T?) -> T?? {
+        // The link only looked at, not bound: bound, the optimizer kept it retained across the read.
+        guard !isFault, let slot = classSlots.slotIfPresent(index), contextLink?.checksAccess == false, partialKeys == nil else { return nil }
+        return ObjectValues.pageRead(&storage, at: slot, field: field, match)
     }
 
-    /// A typed getter's read of the class's attribute `index`: `match` (its type's case) applied
-    /// in place in the row page when ``pageValue(at:)`` gives where the value is (an empty
-    /// slot nil; another case goes the slow way), else to ``storedAttribute(at:named:)``'s
-    /// value, out of line.
+    /// A typed getter's read of the class's attribute `index`: in place in the row page when
+    /// ``pageRead(at:_:)`` can (`match`, its type's case, for a wide page), else `match`
+    /// applied to ``storedAttribute(at:named:)``'s value, out of line.
     @inline(__always)
-    func typedAttribute<T>(at index: Int, named key: String, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {
-        if let stored = pageValue(at: index) {
-            // The type's case first: the common one, and an empty slot never matches it.
-            if let value = match(stored) { return value }
-            if case .none = stored.pointee { return nil }
-        }
+    func typedAttribute<T>(at index: Int, named key: String, field: CompactField<T>, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {
+        if let read = pageRead(at: index, field: field, match) { return read }
         return storedAttribute(at: index, named: key, match)
     }
 

@@ -159,7 +159,7 @@ extension Int16: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int16? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.int16, { $0.load(as: Int16.self) })) {
             if case .int16(let value) = $0.pointee { return value }
             return nil
         }
@@ -178,7 +178,7 @@ extension Int32: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int32? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.int32, { $0.load(as: Int32.self) })) {
             if case .int32(let value) = $0.pointee { return value }
             return nil
         }
@@ -197,7 +197,7 @@ extension Int64: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int64? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.int64, { $0.load(as: Int64.self) })) {
             if case .int64(let value) = $0.pointee { return value }
             return nil
         }
@@ -216,7 +216,7 @@ extension Bool: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Bool? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.bool, { $0.load(as: Bool.self) })) {
             if case .bool(let value) = $0.pointee { return value }
             return nil
         }
@@ -235,7 +235,7 @@ extension Double: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Double? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.double, { $0.load(as: Double.self) })) {
             if case .double(let value) = $0.pointee { return value }
             return nil
         }
@@ -254,7 +254,7 @@ extension Float: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Float? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.float, { $0.load(as: Float.self) })) {
             if case .float(let value) = $0.pointee { return value }
             return nil
         }
@@ -273,7 +273,7 @@ extension String: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> String? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.string, { $0.assumingMemoryBound(to: String.self).pointee })) {
             if case .string(let value) = $0.pointee { return value }
             return nil
         }
@@ -292,7 +292,7 @@ extension Date: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Date? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.date, { $0.load(as: Date.self) })) {
             if case .date(let value) = $0.pointee { return value }
             return nil
         }
@@ -311,7 +311,7 @@ extension Data: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Data? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.data, { $0.assumingMemoryBound(to: Data.self).pointee })) {
             if case .data(let value) = $0.pointee { return value }
             return nil
         }
@@ -330,7 +330,7 @@ extension UUID: ManagedAttributeValue {
     /// Reads the slot: no cast (in place in the row page when the object's values are the
     /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> UUID? {
-        object.typedAttribute(at: index, named: key) {
+        object.typedAttribute(at: index, named: key, field: (.uuid, { $0.load(as: UUID.self) })) {
             if case .uuid(let value) = $0.pointee { return value }
             return nil
         }

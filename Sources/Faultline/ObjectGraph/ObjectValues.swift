@@ -78,7 +78,7 @@ struct ObjectValues: Sequence {
     /// page's row).
     private var ownSlots: ContiguousArray<StoredValue> {
         switch backing {
-        case .page(let page): return page.values(in: Int(base)..<Int(base) + layoutCount)
+        case .page(let page): return page.values(base: Int(base), width: layoutCount)
         case .slots(let slots): return slots
         case .extended(let extended): return extended.slots
         }
@@ -156,7 +156,7 @@ struct ObjectValues: Sequence {
     subscript(stored slot: Int) -> StoredValue {
         @inline(__always) get {
             switch backing {
-            case .page(let page): return page[Int(base) + slot]
+            case .page(let page): return page.value(base: Int(base), slot: slot)
             case .slots(let slots): return slot < slots.count ? slots[slot] : .none
             case .extended(let extended): return extended.value(at: slot)
             }
@@ -168,7 +168,7 @@ struct ObjectValues: Sequence {
             switch backing {
             case .page(let page):
                 // The row copied out of its page, before the write.
-                slots = page.values(in: Int(base)..<Int(base) + layoutCount)
+                slots = page.values(base: Int(base), width: layoutCount)
             case .slots(let own):
                 slots = own
             case .extended(let extended):
@@ -187,12 +187,15 @@ struct ObjectValues: Sequence {
         }
     }
 
-    /// Where a slot's value is in the row page, when the values are the page's (none was
-    /// written since); nil otherwise. Valid while the values are not changed.
+    /// A typed read of a slot in place in the row page, when the values are the page's (none
+    /// was written since): see ``RowPage/read(base:slot:field:_:)``; nil otherwise. On values
+    /// held in place (`inout`), as an object's are.
     @inline(__always)
-    func pageValue(at slot: Int) -> UnsafePointer<StoredValue>? {
-        if case .page(let page) = backing { return page.pointer(to: Int(base) &+ slot) }
-        return nil
+    static func pageRead<T>(_ values: inout ObjectValues, at slot: Int, field: CompactField<T>, _ match: (UnsafePointer<StoredValue>) -> T?) -> T?? {
+        guard case .page(let page) = values.backing else { return nil }
+        // Borrowed, not retained for the read: the values hold the page.
+        let base = Int(values.base)
+        return Unmanaged.passUnretained(page)._withUnsafeGuaranteedRef { $0.read(base: base, slot: slot, field: field, match) }
     }
 
     /// The object ID in a slot (a to-one relationship's destination), if any.
@@ -221,8 +224,11 @@ struct ObjectValues: Sequence {
     @inline(__always)
     var isEmpty: Bool {
         if hasExtra { return false }
-        if case .slots(let slots) = backing, slots.isEmpty { return true }
-        return !(0..<slotCount).contains { !self[stored: $0].isNone }
+        switch backing {
+        case .slots(let slots) where slots.isEmpty: return true
+        case .page(let page): return page.rowIsEmpty(base: Int(base), width: layoutCount)
+        default: return !(0..<slotCount).contains { !self[stored: $0].isNone }
+        }
     }
 
     /// Whether the values hold no reference at all — no slots of their own (the empty
@@ -428,97 +434,252 @@ final class ExtendedValues {
     func value(at slot: Int) -> StoredValue { slot < slots.count ? slots[slot] : .none }
 }
 
-/// The values of rows fetched together, one row after the other (each row as many slots as
-/// its entity's layout): objects read their values here until written.
+/// The values of rows fetched together, one row after the other: objects read their values
+/// here until written.
+///
+/// Compact (``format`` set: a decoder's page), each row is laid out by the plan's
+/// ``CompactRowFormat``: a header word and each value in its own type, 8 or 16 bytes. Wide
+/// (no format: a layout of more than ``CompactRowFormat/maxSlots`` slots, and the tests' pages),
+/// each row is as many ``StoredValue`` slots as its entity's layout has. Either way a row's
+/// place is its ``base``: its first unit (a slot when wide, a word when compact).
 ///
 /// A buffer of its own, filled once by the decoder and read-only from then on: decoding
 /// writes each value in place (no array's uniqueness and capacity checked per value), and
 /// reading one is a bounds check and a load.
 final class RowPage {
-    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<StoredValue>
+    /// How the rows are laid out; nil for slots of ``StoredValue``.
+    let format: CompactRowFormat?
+    /// The format's fields and their number (see ``CompactRowFormat/fields``): a typed read
+    /// finds its field here, not through the format.
+    private let fields: UnsafePointer<CompactRowFormat.Field>?
+    private let fieldCount: Int
+    /// The format's ``CompactRowFormat/stride`` (0 for a wide page).
+    private let rowStride: Int
+    @exclusivity(unchecked) private var bytes: UnsafeMutableRawPointer
+    /// Room, in units (slots when wide, words when compact).
     @exclusivity(unchecked) private var capacity: Int
-    /// The number of values.
+    /// The number of units filled.
     @exclusivity(unchecked) private(set) var count = 0
+    /// Values of compact rows their fields cannot hold (see ``CompactRowFormat``).
+    @exclusivity(unchecked) private var side = ContiguousArray<StoredValue>()
 
-    /// An empty page with room for `capacity` values (it grows while it is being filled).
-    init(capacity: Int) {
+    /// The bytes of a full-size page (4,096 slots, 12,288 words): 96 KiB.
+    static let blockBytes = DecodedPage.slotsPerPage * MemoryLayout<StoredValue>.stride
+
+    /// An empty wide page with room for `capacity` values (it grows while it is being filled).
+    convenience init(capacity: Int) {
+        self.init(format: nil, capacity: capacity)
+    }
+
+    /// An empty page of rows laid out by `format` (nil: wide), with room for `capacity` units
+    /// (it grows while it is being filled).
+    init(format: CompactRowFormat?, capacity: Int) {
+        self.format = format
+        fields = format.map { UnsafePointer($0.fields) }
+        fieldCount = format?.count ?? 0
+        rowStride = format?.stride ?? 0
         self.capacity = max(capacity, 1)
-        storage = Self.allocate(capacity: self.capacity)
+        bytes = Self.allocate(units: self.capacity, wide: format == nil)
     }
 
     deinit {
-        StoredValue.deinitialize(storage, count: count)
-        Self.deallocate(storage, capacity: capacity)
-    }
-
-    /// Room for `capacity` values: a kept block when the page is full size (see
-    /// ``spareBlocks``).
-    private static func allocate(capacity: Int) -> UnsafeMutablePointer<StoredValue> {
-        if capacity == DecodedPage.slotsPerPage, let block = spareBlocks.take(count: capacity) { return block }
-        return .allocate(capacity: capacity)
-    }
-
-    private static func deallocate(_ storage: UnsafeMutablePointer<StoredValue>, capacity: Int) {
-        if capacity == DecodedPage.slotsPerPage {
-            spareBlocks.keep(storage, count: capacity)
+        if let format {
+            format.destroyRows(at: bytes, rows: count / format.stride)
         } else {
-            storage.deallocate()
+            StoredValue.deinitialize(wideStorage, count: count)
+        }
+        Self.deallocate(bytes, units: capacity, wide: format == nil)
+    }
+
+    /// The units a full-size page holds: a page starts another once the next row would pass it.
+    var fullUnits: Int { Self.fullUnits(format: format) }
+
+    /// ``fullUnits`` of a page of `format`.
+    static func fullUnits(format: CompactRowFormat?) -> Int { format == nil ? DecodedPage.slotsPerPage : blockBytes / MemoryLayout<UInt64>.size }
+
+    /// The units a row of `width` slots takes in a page of `format`.
+    static func units(ofRowOf width: Int, format: CompactRowFormat?) -> Int { format?.stride ?? width }
+
+    private static func unitSize(wide: Bool) -> Int { wide ? MemoryLayout<StoredValue>.stride : MemoryLayout<UInt64>.size }
+
+    /// The slots of a wide page.
+    @inline(__always)
+    private var wideStorage: UnsafeMutablePointer<StoredValue> { bytes.assumingMemoryBound(to: StoredValue.self) }
+
+    /// Room for `units`: a kept block when the page is full size (see ``spareBlocks``); a wide
+    /// page's memory bound to its values.
+    private static func allocate(units: Int, wide: Bool) -> UnsafeMutableRawPointer {
+        let byteCount = units * unitSize(wide: wide)
+        let raw: UnsafeMutableRawPointer
+        if byteCount == blockBytes, let block = spareBlocks.take(count: blockBytes) {
+            raw = UnsafeMutableRawPointer(block)
+        } else {
+            raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
+        }
+        if wide { raw.bindMemory(to: StoredValue.self, capacity: units) }
+        return raw
+    }
+
+    private static func deallocate(_ bytes: UnsafeMutableRawPointer, units: Int, wide: Bool) {
+        if units * unitSize(wide: wide) == blockBytes {
+            spareBlocks.keep(bytes.bindMemory(to: UInt8.self, capacity: blockBytes), count: blockBytes)
+        } else {
+            bytes.deallocate()
         }
     }
 
     /// Full-size page buffers (96 KiB) let go of, kept for the next pages, up to 128 of them
-    /// (12 MiB, the pages of about 100,000 rows of five values). A fetch of 100,000 objects
-    /// fills some 120 pages and lets go of them when its objects go; glibc then gave much of
-    /// that memory back to the system, and the next fetch took it again page fault by page
-    /// fault. A kept block holds no values.
-    static let spareBlocks = SpareBuffers<StoredValue>(limit: 128) { $0.deallocate() }
+    /// (12 MiB, the pages of some 170,000 compact rows of five values). A fetch of 100,000
+    /// objects fills some 60 pages and lets go of them when its objects go; glibc then gave
+    /// much of that memory back to the system, and the next fetch took it again page fault by
+    /// page fault. A kept block holds no values.
+    static let spareBlocks = SpareBuffers<UInt8>(limit: 128) { UnsafeMutableRawPointer($0).deallocate() }
 
-    /// The value at `index` (below ``count``).
+    // MARK: Wide pages
+
+    /// The value at `index` of a wide page (below ``count``).
     @inline(__always)
     subscript(index: Int) -> StoredValue {
-        precondition(index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
-        return storage[index]
+        precondition(format == nil && index >= 0 && index < count, "row page index \(index) out of range 0..<\(count)")
+        return wideStorage[index]
     }
 
-    /// Where the value at `index` (below ``count``) is: valid while the page lives, as its
-    /// values do not move once it is filled.
+    /// Where the value at `index` of a wide page (below ``count``) is: valid while the page
+    /// lives, as its values do not move once it is filled.
     @inline(__always)
     func pointer(to index: Int) -> UnsafePointer<StoredValue> {
-        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "row page index \(index) out of range 0..<\(count)")
-        return UnsafePointer(storage + index)
+        precondition(format == nil && UInt(bitPattern: index) < UInt(bitPattern: count), "row page index \(index) out of range 0..<\(count)")
+        return UnsafePointer(wideStorage + index)
     }
 
-    /// A copy of the values in `range`.
+    /// A copy of the values in `range` of a wide page.
     func values(in range: Range<Int>) -> ContiguousArray<StoredValue> {
-        precondition(range.lowerBound >= 0 && range.upperBound <= count, "row page range \(range) out of range 0..<\(count)")
-        return ContiguousArray(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
+        precondition(format == nil && range.lowerBound >= 0 && range.upperBound <= count, "row page range \(range) out of range 0..<\(count)")
+        return ContiguousArray(UnsafeBufferPointer(start: wideStorage + range.lowerBound, count: range.count))
     }
 
-    /// Appends a value, while the page is being filled (no object reads it yet).
+    /// Appends a value to a wide page, while it is being filled (no object reads it yet).
     @inline(__always)
     func append(_ value: StoredValue) {
+        precondition(format == nil, "a value appended to a compact row page")
         if count == capacity { grow() }
-        (storage + count).initialize(to: value)
+        (wideStorage + count).initialize(to: value)
         count += 1
     }
 
-    /// Appends a row of `width` values, `value(i)` the row's `i`th, while the page is being
-    /// filled: room made once for the row, and the count moved once — not a capacity check
-    /// and a count written back to the page per value, a chain through memory the decoder
-    /// waited on at every value.
+    /// Appends a row of `width` values to a wide page, `value(i)` the row's `i`th, while the
+    /// page is being filled: room made once for the row, and the count moved once — not a
+    /// capacity check and a count written back to the page per value, a chain through memory
+    /// the decoder waited on at every value.
     @inline(__always)
     func appendRow(width: Int, _ value: (Int) -> StoredValue) {
+        precondition(format == nil, "a wide row appended to a compact row page")
         while count &+ width > capacity { grow() }
-        let row = storage + count
+        let row = wideStorage + count
         for index in 0..<width { (row + index).initialize(to: value(index)) }
         count &+= width
     }
 
+    // MARK: Rows of either kind
+
+    /// Appends a row laid out by the page's format (a compact page), written field by field by
+    /// `write` (see ``CompactRowFormat/writeRow(at:fields:count:aside:_:)``), while the page is being filled.
+    @inline(__always)
+    func appendCompactRow(_ write: (Int, CompactRowFormat.Kind, UnsafeMutableRawPointer) -> CompactRowFormat.Written) {
+        guard let fields else { preconditionFailure("a compact row appended to a wide row page") }
+        while count &+ rowStride > capacity { grow() }
+        CompactRowFormat.writeRow(at: bytes + count &* MemoryLayout<UInt64>.size, fields: fields, count: fieldCount, aside: keepAside, write)
+        count &+= rowStride
+    }
+
+    /// Keeps a value of a compact row aside; returns its index. Out of line: rare, and its
+    /// array's uniqueness was otherwise checked for every row.
+    @inline(never)
+    private func keepAside(_ value: StoredValue) -> Int {
+        side.append(value)
+        return side.count - 1
+    }
+
+    /// The start of the compact row at `base` (a row's first word, below ``count``).
+    @inline(__always)
+    private func compactRow(_ base: Int) -> UnsafeRawPointer {
+        precondition(UInt(bitPattern: base) < UInt(bitPattern: count), "row page row \(base) out of range 0..<\(count)")
+        return UnsafeRawPointer(bytes + base &* MemoryLayout<UInt64>.size)
+    }
+
+    /// The compact row at `base` as pointers (see ``CompactRow``); nil for a wide page.
+    @inline(__always)
+    func compactRow(base: Int) -> CompactRow? {
+        guard let fields else { return nil }
+        return CompactRow(start: compactRow(base), fields: fields, count: fieldCount)
+    }
+
+    /// The value of `slot` of the row at `base`.
+    @inline(__always)
+    func value(base: Int, slot: Int) -> StoredValue {
+        if format != nil { return compactValue(base: base, slot: slot) }
+        return self[base &+ slot]
+    }
+
+    /// ``value(base:slot:)`` of a compact page, out of line: inlined into every reader of a
+    /// value set, its switch over the field kinds made their callers too big to be inlined in
+    /// turn (a fetch's loop over its rows among them).
+    @inline(never)
+    private func compactValue(base: Int, slot: Int) -> StoredValue {
+        guard let format else { return self[base &+ slot] }
+        return format.value(at: compactRow(base), slot: slot, side: side)
+    }
+
+    /// Whether the `width` slots of the row at `base` are all nil.
+    @inline(__always)
+    func rowIsEmpty(base: Int, width: Int) -> Bool {
+        if fields != nil {
+            let header = compactRow(base).load(as: UInt64.self)
+            // The present bits of the row's slots (at most 32: below the bits of values aside).
+            let slots = min(width, fieldCount)
+            let mask: UInt64 = slots >= 32 ? 0xFFFF_FFFF : (1 &<< UInt64(slots)) &- 1
+            return header & mask == 0
+        }
+        for slot in 0..<width where !self[base &+ slot].isNone { return false }
+        return true
+    }
+
+    /// A copy of the `width` values of the row at `base`.
+    func values(base: Int, width: Int) -> ContiguousArray<StoredValue> {
+        guard let format else { return values(in: base..<base + width) }
+        precondition(width == format.count, "row page row of \(format.count) slots read as \(width)")
+        let row = compactRow(base)
+        var values = ContiguousArray<StoredValue>()
+        values.reserveCapacity(width)
+        for slot in 0..<width { values.append(format.value(at: row, slot: slot, side: side)) }
+        return values
+    }
+
+    /// A typed read of `slot` of the row at `base`, in place: `.some(value)` (nil for an empty
+    /// slot) when the slot holds a `T` where it is — a compact field of `T`'s type, or a wide
+    /// slot `match` matches; nil when the value is another (the caller reads it as a
+    /// ``StoredValue``).
+    @inline(__always)
+    func read<T>(base: Int, slot: Int, field: CompactField<T>, _ match: (UnsafePointer<StoredValue>) -> T?) -> T?? {
+        if let row = compactRow(base: base) { return row.read(slot: slot, field: field) }
+        let stored = pointer(to: base &+ slot)
+        // The type's case first: the common one, and an empty slot never matches it.
+        if let value = match(stored) { return .some(value) }
+        if case .none = stored.pointee { return .some(nil) }
+        return nil
+    }
+
     private func grow() {
-        let grown = Self.allocate(capacity: capacity * 2)
-        grown.moveInitialize(from: storage, count: count)
-        Self.deallocate(storage, capacity: capacity)
-        storage = grown
+        let wide = format == nil
+        let grown = Self.allocate(units: capacity * 2, wide: wide)
+        if wide {
+            grown.assumingMemoryBound(to: StoredValue.self).moveInitialize(from: wideStorage, count: count)
+        } else {
+            // Compact rows move as bytes (every Swift value is bitwise movable).
+            grown.copyMemory(from: bytes, byteCount: count * MemoryLayout<UInt64>.size)
+        }
+        Self.deallocate(bytes, units: capacity, wide: wide)
+        bytes = grown
         capacity *= 2
     }
 }

@@ -70,18 +70,24 @@ extension SQLiteStore {
         eachRow: ((Statement) -> Void)? = nil
     ) throws -> Double {
         // The first page starts small and grows (a fetch of a few rows takes little room),
-        // unless the number of rows is known; the next ones are made full size.
-        let expectedValues = expectedRows.multipliedReportingOverflow(by: decoder.plan.slotSteps.count)
-        var values = RowPage(capacity: expectedValues.overflow ? DecodedPage.slotsPerPage : min(max(expectedValues.partialValue, 64), DecodedPage.slotsPerPage))
-        var pages: [RowPage] = []
+        // unless the number of rows is known; the next ones are made full size. Each plan's
+        // rows (the fetched entity's, a sub-entity's) fill pages of their own: a page's rows
+        // share its format.
+        let mainPlan = Unmanaged.passUnretained(decoder.plan)
+        let expectedUnits = expectedRows.multipliedReportingOverflow(by: decoder.plan.rowUnits)
+        let fullUnits = RowPage.fullUnits(format: decoder.plan.compactFormat)
+        let firstCapacity = expectedUnits.overflow ? fullUnits : min(max(expectedUnits.partialValue, 64), fullUnits)
+        var pages: [RowPage] = [RowPage(format: decoder.plan.compactFormat, capacity: firstCapacity)]
         var rows = ScratchArrays.take(DecodedPage.Row.self, capacity: max(expectedRows, 0), growing: reusingKeptRows)
         var plans: [DecodePlan] = [decoder.plan]
+        // The page each plan's rows go to, by plan (an index of `pages`).
+        var pageOfPlan: [Int] = [0]
         // The row's plan and the page being filled are used unretained: the decoder (or its
-        // cache of sub-entity plans), a parameter alive for the call, holds the plans, `values`
-        // the page. Retained, each cost an atomic increment and decrement per row on one
+        // cache of sub-entity plans), a parameter alive for the call, holds the plans, `pages`
+        // the pages. Retained, each cost an atomic increment and decrement per row on one
         // shared line.
-        let mainPlan = Unmanaged.passUnretained(decoder.plan)
-        var current = Unmanaged.passUnretained(values)
+        var current = Unmanaged.passUnretained(pages[0])
+        var currentIndex = 0
         let sqlSeconds = try statement.forEachRow {
             // The row's columns found once (see Statement.currentColumns()).
             let columns = statement.currentColumns()
@@ -90,25 +96,33 @@ extension SQLiteStore {
                 var planIndex = 0
                 if planReference.toOpaque() != mainPlan.toOpaque() {
                     planIndex = plans.firstIndex { $0 === plan } ?? plans.count
-                    if planIndex == plans.count { plans.append(plan) }
+                    if planIndex == plans.count {
+                        plans.append(plan)
+                        pages.append(RowPage(format: plan.compactFormat, capacity: 64 * plan.rowUnits))
+                        pageOfPlan.append(pages.count - 1)
+                    }
                 }
-                let count = plan.slotSteps.count
+                if pageOfPlan[planIndex] != currentIndex {
+                    currentIndex = pageOfPlan[planIndex]
+                    current = Unmanaged.passUnretained(pages[currentIndex])
+                }
+                let units = plan.rowUnits
                 current._withUnsafeGuaranteedRef { page in
-                    if page.count + count > DecodedPage.slotsPerPage, page.count > 0 {
-                        pages.append(values)
-                        values = RowPage(capacity: DecodedPage.slotsPerPage)
-                        current = Unmanaged.passUnretained(values)
+                    if page.count + units > page.fullUnits, page.count > 0 {
+                        pages.append(RowPage(format: plan.compactFormat, capacity: page.fullUnits))
+                        currentIndex = pages.count - 1
+                        pageOfPlan[planIndex] = currentIndex
+                        current = Unmanaged.passUnretained(pages[currentIndex])
                     }
                 }
                 current._withUnsafeGuaranteedRef { page in
                     let base = page.count
                     appendValues(columns, plan: plan, to: page)
-                    rows.append(DecodedPage.Row(primaryKey: columns[1].int64, version: columns[2].int64, base: base, page: pages.count, plan: planIndex))
+                    rows.append(DecodedPage.Row(primaryKey: columns[1].int64, version: columns[2].int64, base: base, page: currentIndex, plan: planIndex))
                 }
             }
             eachRow?(statement)
         }
-        pages.append(values)
         page = DecodedPage(pages: pages, plans: plans, rows: rows)
         return sqlSeconds
     }
@@ -140,11 +154,77 @@ extension SQLiteStore {
     }
 
     /// The same, into a page being filled.
+    /// A compact row and a wide one are each written by a function of its own, called once a
+    /// row: inlined together into the statement's loop, they passed the optimizer's budget,
+    /// and the column reads and the value decoding were left as calls per value.
     @inline(__always)
     private func appendValues(_ columns: RowColumns, plan: DecodePlan, to page: RowPage) {
+        if plan.compactFormat != nil {
+            appendCompactValues(columns, plan: plan, to: page)
+        } else {
+            appendWideValues(columns, plan: plan, to: page)
+        }
+    }
+
+    @inline(never)
+    private func appendCompactValues(_ columns: RowColumns, plan: DecodePlan, to page: RowPage) {
         // Read in place: the plan holds its steps for the row (no bounds check a value).
         plan.slotSteps.withUnsafeBufferPointer { steps in
+            page.appendCompactRow { slot, kind, field in writeCompactField(columns, steps: steps, slot: slot, kind: kind, at: field) }
+        }
+    }
+
+    @inline(never)
+    private func appendWideValues(_ columns: RowColumns, plan: DecodePlan, to page: RowPage) {
+        plan.slotSteps.withUnsafeBufferPointer { steps in
             page.appendRow(width: steps.count) { decodedValue(columns, step: steps[$0]) }
+        }
+    }
+
+    /// One step's column of the statement's current row written into its compact field
+    /// (`kind`, the step's ``DecodePlan/Kind/compactKind``), for the common cases: the value
+    /// decoded as ``AttributeColumn/decode(_:)`` and ``decodedValue(_:step:)`` decode it, but
+    /// stored straight into the field (no ``StoredValue`` made and taken apart again). Any
+    /// other case gives ``decodedValue(_:step:)``'s value for the format to place.
+    @inline(__always)
+    private func writeCompactField(
+        _ columns: RowColumns, steps: UnsafeBufferPointer<DecodePlan.Step>, slot: Int, kind: CompactRowFormat.Kind, at field: UnsafeMutableRawPointer
+    ) -> CompactRowFormat.Written {
+        // Driven by the field's kind (a byte the format holds), not the step's enum (copied
+        // out of the plan per value): a field of an attribute's own kind is that attribute's
+        // (``DecodePlan/Kind/compactKind``), and only its column is needed.
+        switch kind {
+        case .int64, .double, .string, .date, .bool, .int32, .int16, .float:
+            let value = columns[steps[slot].column]
+            let storage = value.storageClass
+            if storage == SQLValue.nullStorageClass { return .none }
+            let isInteger = storage == SQLValue.integerStorageClass
+            let isNumber = isInteger || storage == SQLValue.floatStorageClass
+            switch kind {
+            case .int64 where isInteger: field.initializeMemory(as: Int64.self, to: value.int64)
+            case .double where isNumber: field.initializeMemory(as: Double.self, to: value.double)
+            case .string where storage == SQLValue.textStorageClass: field.initializeMemory(as: String.self, to: value.text)
+            case .date where isNumber: field.initializeMemory(as: Date.self, to: Date(timeIntervalSinceReferenceDate: value.double))
+            case .bool where isInteger: field.initializeMemory(as: Bool.self, to: value.int64 != 0)
+            case .int32 where isInteger: field.initializeMemory(as: Int32.self, to: Int32(truncatingIfNeeded: value.int64))
+            case .int16 where isInteger: field.initializeMemory(as: Int16.self, to: Int16(truncatingIfNeeded: value.int64))
+            case .float where isNumber: field.initializeMemory(as: Float.self, to: Float(value.double))
+            default: return .value(decodedValue(columns, step: steps[slot]))  // stored with another class: converted
+            }
+            return .stored
+        case .objectID:
+            guard case .toOne(let destination, let entityColumn) = steps[slot].kind else { return .value(decodedValue(columns, step: steps[slot])) }
+            let key = columns[steps[slot].column]
+            if key.storageClass == SQLValue.nullStorageClass { return .none }
+            var names = destination
+            if let entityColumn {
+                let entity = columns[entityColumn]
+                if entity.storageClass != SQLValue.nullStorageClass, let actual = idNames(entityNumber: Int(entity.int64)) { names = actual }
+            }
+            field.initializeMemory(as: ManagedObjectID.self, to: ManagedObjectID(names: names, primaryKey: key.int64))
+            return .stored
+        case .empty, .data, .uuid, .side:
+            return .value(decodedValue(columns, step: steps[slot]))
         }
     }
 
@@ -212,8 +292,8 @@ struct DecodedPage {
         private var packedBase: UInt16
         private var packedPlan: UInt16
 
-        /// A row at `base` of page `page`, decoded by plan `plan`. A base is at most
-        /// ``DecodedPage/slotsPerPage`` (a row starts a new page rather than pass it), and a
+        /// A row at `base` of page `page`, decoded by plan `plan`. A base is at most a page's
+        /// ``RowPage/fullUnits`` (12,288 words; a row starts a new page rather than pass it), and a
         /// store has far fewer sub-entities than 65,536; a page number past 2³² would be a
         /// fetch of some 10¹³ values.
         @inline(__always)
@@ -227,7 +307,7 @@ struct DecodedPage {
             packedPlan = UInt16(truncatingIfNeeded: plan)
         }
 
-        /// The index of the row's first value in its page.
+        /// Where the row starts in its page: its first slot (a wide page) or word (compact).
         var base: Int { Int(packedBase) }
         /// The index of the row's page in ``pages``.
         var page: Int { Int(packedPage) }
@@ -235,7 +315,8 @@ struct DecodedPage {
         var plan: Int { Int(packedPlan) }
     }
 
-    /// The most values a page holds (a row is never split): 4,096 slots, 96 KiB.
+    /// The most values a wide page holds (a row is never split): 4,096 slots, 96 KiB. A
+    /// compact page holds as many bytes: 12,288 words (``RowPage/fullUnits``).
     static let slotsPerPage = 4096
 
     var pages: [RowPage] = []
@@ -302,6 +383,29 @@ final class DecodePlan {
         case toOne(destination: UInt32, entityColumn: Int?)
         /// No column: the slot stays empty (``slotSteps`` only).
         case empty
+
+        /// The field a compact row keeps the step's values in: the case its values have.
+        var compactKind: CompactRowFormat.Kind {
+            switch self {
+            case .empty: return .empty
+            case .toOne: return .objectID
+            case .externalBinary: return .data
+            case .attribute(let column):
+                switch column {
+                case .integer64: return .int64
+                case .integer32: return .int32
+                case .integer16: return .int16
+                case .boolean: return .bool
+                case .double: return .double
+                case .float: return .float
+                case .date: return .date
+                case .string: return .string
+                case .converted(.binaryData): return .data
+                case .converted(.uuid): return .uuid
+                case .converted: return .side
+                }
+            }
+        }
     }
 
     struct Step {
@@ -319,6 +423,11 @@ final class DecodePlan {
     /// For each slot of the layout, the step that fills it, or an ``Kind/empty`` one: the
     /// decoder's loop over a row, one step a value, no look-up between.
     let slotSteps: ContiguousArray<Step>
+    /// How a page lays out the rows (nil: slots of ``StoredValue``, for a layout of more than
+    /// ``CompactRowFormat/maxSlots`` slots).
+    let compactFormat: CompactRowFormat?
+    /// The units of a page a row takes (``RowPage/units(ofRowOf:format:)``).
+    let rowUnits: Int
 
     init(rowEntity: EntityDescription, rowEntityName: String, rowNames: UInt32, layout: PropertyLayout, entityNumber: Int, steps: [Step]) {
         self.rowEntity = rowEntity
@@ -330,6 +439,8 @@ final class DecodePlan {
         // A slot filled by two columns keeps the last, as writing them in column order did.
         for step in steps where step.slot < layout.count { slotSteps[step.slot] = step }
         self.slotSteps = slotSteps
+        compactFormat = CompactRowFormat(kinds: slotSteps.map(\.kind.compactKind))
+        rowUnits = RowPage.units(ofRowOf: slotSteps.count, format: compactFormat)
     }
 }
 
