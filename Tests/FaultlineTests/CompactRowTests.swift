@@ -75,6 +75,27 @@ import Testing
                 }
                 let text = page.read(base: base, slot: 7, field: (.string, { $0.assumingMemoryBound(to: String.self).pointee })) { _ in nil }
                 if case .string(let value) = Self.value(row: row, slot: 7, tracked: tracked) { #expect(text == .some(value)) }
+                // Every other kind in place too: its own type's value where the field holds one.
+                func inPlace<T: Equatable>(_ slot: Int, _ kind: CompactRowFormat.Kind, load: @escaping (UnsafeRawPointer) -> T, expected: (StoredValue) -> T?) {
+                    let read = page.read(base: base, slot: slot, field: (kind, load)) { _ in nil }
+                    let value = Self.value(row: row, slot: slot, tracked: tracked)
+                    if value.isNone {
+                        #expect(read == .some(nil), "row \(row) slot \(slot)")
+                    } else if let own = expected(value) {
+                        #expect(read == .some(own), "row \(row) slot \(slot)")
+                    } else {
+                        #expect(read == nil, "row \(row) slot \(slot): kept aside")
+                    }
+                }
+                inPlace(1, .int32, load: { $0.load(as: Int32.self) }, expected: { if case .int32(let v) = $0 { v } else { nil } })
+                inPlace(2, .int16, load: { $0.load(as: Int16.self) }, expected: { if case .int16(let v) = $0 { v } else { nil } })
+                inPlace(3, .bool, load: { $0.load(as: Bool.self) }, expected: { if case .bool(let v) = $0 { v } else { nil } })
+                inPlace(4, .double, load: { $0.load(as: Double.self) }, expected: { if case .double(let v) = $0 { v } else { nil } })
+                inPlace(5, .float, load: { $0.load(as: Float.self) }, expected: { if case .float(let v) = $0 { v } else { nil } })
+                inPlace(6, .date, load: { $0.load(as: Date.self) }, expected: { if case .date(let v) = $0 { v } else { nil } })
+                inPlace(8, .data, load: { $0.assumingMemoryBound(to: Data.self).pointee }, expected: { if case .data(let v) = $0 { v } else { nil } })
+                inPlace(9, .uuid, load: { $0.load(as: UUID.self) }, expected: { if case .uuid(let v) = $0 { v } else { nil } })
+                inPlace(10, .objectID, load: { $0.load(as: ManagedObjectID.self) }, expected: { if case .objectID(let v) = $0 { v } else { nil } })
                 // A String's field read as an Int64: nil for a nil slot, else the slow way.
                 let misread = page.read(base: base, slot: 7, field: (.int64, { $0.load(as: Int64.self) })) { _ in nil }
                 #expect(Self.value(row: row, slot: 7, tracked: tracked).isNone ? misread == .some(nil) : misread == nil)
@@ -96,6 +117,50 @@ import Testing
         page.appendCompactRow { _, _, _ in .none }
         #expect(page.rowIsEmpty(base: format.stride, width: 2))
         #expect(page.value(base: format.stride, slot: 0).isNone && page.value(base: format.stride, slot: 1).isNone)
+    }
+
+    /// A compact page grows to a full-size page's room exactly (a block the pool keeps), not
+    /// past it, and its String and Data fields live as long as the page, across its growth.
+    @Test func aCompactPageGrowsToFullSizeAndItsFieldsLiveWithIt() throws {
+        final class Released: @unchecked Sendable { var count = 0 }
+        let released = Released()
+        let format = try #require(CompactRowFormat(kinds: [.data, .string, .int64]))
+        do {
+            let page = RowPage(format: format, capacity: 64)
+            var rows = 0
+            while page.count + format.stride <= page.fullUnits {
+                let row = rows
+                page.appendCompactRow { slot, _, _ in
+                    switch slot {
+                    case 0:
+                        guard row % 100 == 0 else { return .none }
+                        let bytes = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+                        bytes.initializeMemory(as: UInt8.self, repeating: UInt8(row % 256), count: 64)
+                        let free = Data.Deallocator.custom { pointer, _ in
+                            pointer.deallocate()
+                            released.count += 1
+                        }
+                        return .value(.data(Data(bytesNoCopy: bytes, count: 64, deallocator: free)))
+                    case 1: return .value(.string("row \(row), a string long enough to live on the heap"))
+                    default: return .value(.int64(Int64(row)))
+                    }
+                }
+                rows += 1
+            }
+            #expect(page.capacityUnits == page.fullUnits, "grown to a full page's room, not past it")
+            #expect(released.count == 0)
+            for row in stride(from: 0, to: rows, by: 100) {
+                let data = page.value(base: row * format.stride, slot: 0)
+                if case .data(let bytes) = data {
+                    #expect(bytes.count == 64 && bytes.allSatisfy { $0 == UInt8(row % 256) })
+                } else {
+                    Issue.record("row \(row): \(data)")
+                }
+                #expect(page.value(base: row * format.stride, slot: 1).value(as: String.self) == "row \(row), a string long enough to live on the heap")
+            }
+        }
+        let rowsWithData = (0..<(RowPage.fullUnits(format: format) / format.stride)).filter { $0 % 100 == 0 }.count
+        #expect(released.count > 0 && released.count == rowsWithData, "every Data let go of with its page")
     }
 
     @Test func aLayoutOfMoreThanThirtyTwoSlotsHasNoCompactFormat() {
@@ -121,13 +186,18 @@ import Testing
         }
         return try ManagedObjectModel(entities: [
             EntityDescription(name: "Wide", attributes: wideAttributes),
-            EntityDescription(name: "Shape", isAbstract: true, attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(name: "Shape", attributes: [AttributeDescription(name: "name", type: .string)]),
             EntityDescription(name: "Circle", superentityName: "Shape", attributes: [AttributeDescription(name: "radius", type: .double)]),
             EntityDescription(
                 name: "Square", superentityName: "Shape",
                 attributes: [AttributeDescription(name: "side", type: .integer64), AttributeDescription(name: "label", type: .string)]),
         ])
     }
+
+    /// The kind of shape row `index` is: a plain Shape, a Circle or a Square, in turn.
+    private static func entityName(_ index: Int) -> String { ["Shape", "Circle", "Square"][index % 3] }
+
+    private static func label(_ index: Int) -> String? { index % 4 == 0 ? nil : "square \(index), a label long enough for the heap" }
 
     @Test func wideRowsAndInterleavedSubentityRowsReadBackTheirValues() throws {
         let folder = try TestSupport.temporaryDirectory()
@@ -141,15 +211,19 @@ import Testing
             for attribute in 0..<40 {
                 try wide.setValue(attribute % 2 == 0 ? Int64(index * 100 + attribute) as Any : "wide \(index) \(attribute)" as Any, forKey: "a\(attribute)")
             }
-            if index % 2 == 0 {
-                let circle = try writer.insertObject(entityName: "Circle")
-                try circle.setValue(String(format: "shape %04d", index), forKey: "name")
-                try circle.setValue(Double(index) / 4, forKey: "radius")
-            } else {
-                let square = try writer.insertObject(entityName: "Square")
-                try square.setValue(String(format: "shape %04d", index), forKey: "name")
-                try square.setValue(Int64(index), forKey: "side")
-                try square.setValue(index % 3 == 0 ? nil : "square \(index), a label long enough for the heap", forKey: "label")
+        }
+        // 4,000 rows of each entity, in turn: each one's rows fill more than a compact page
+        // (12,288 words; a Square's row is 6), its pages interleaved with the others'.
+        let shapeCount = 12_000
+        for index in 0..<shapeCount {
+            let shape = try writer.insertObject(entityName: Self.entityName(index))
+            try shape.setValue(String(format: "shape %05d", index), forKey: "name")
+            switch index % 3 {
+            case 1: try shape.setValue(Double(index) / 4, forKey: "radius")
+            case 2:
+                try shape.setValue(Int64(index), forKey: "side")
+                try shape.setValue(Self.label(index), forKey: "label")
+            default: break
             }
         }
         try writer.save()
@@ -171,26 +245,34 @@ import Testing
 
         var shapeRequest = FetchRequest(entityName: "Shape")
         shapeRequest.sortDescriptors = [FLSortDescriptor(key: "name")]
-        let shapes = try reader.fetch(shapeRequest)
-        #expect(shapes.count == 300)
-        for (index, shape) in shapes.enumerated() {
-            #expect(shape.value(forKey: "name") as? String == String(format: "shape %04d", index))
-            if index % 2 == 0 {
-                #expect(shape.entity.name == "Circle")
-                #expect(shape.value(forKey: "radius") as? Double == Double(index) / 4)
-            } else {
-                #expect(shape.entity.name == "Square")
-                #expect(shape.value(forKey: "side") as? Int64 == Int64(index))
-                #expect(shape.value(forKey: "label") as? String == (index % 3 == 0 ? nil : "square \(index), a label long enough for the heap"))
+        func check(_ shapes: [ManagedObject], _ how: String) {
+            #expect(shapes.count == shapeCount, "\(how)")
+            var wrong = 0
+            for (index, shape) in shapes.enumerated() {
+                var right = shape.value(forKey: "name") as? String == String(format: "shape %05d", index) && shape.entity.name == Self.entityName(index)
+                switch index % 3 {
+                case 1: right = right && shape.value(forKey: "radius") as? Double == Double(index) / 4
+                case 2: right = right && shape.value(forKey: "side") as? Int64 == Int64(index) && shape.value(forKey: "label") as? String == Self.label(index)
+                default: break
+                }
+                if !right { wrong += 1 }
             }
+            #expect(wrong == 0, "\(how): \(wrong) rows read back wrong")
         }
+        let shapes = try reader.fetch(shapeRequest)
+        check(Array(shapes), "a fetch")
+        // Batches (a decode with its number of rows known) of rows of the three entities.
+        var batched = shapeRequest
+        batched.fetchBatchSize = 500
+        check(Array(try ManagedObjectContext(coordinator: coordinator).fetch(batched)), "batches of 500")
+
         // A change made to a fetched object copies its row out of the page: the rest reads on.
-        let square = shapes[1]
+        let square = shapes[2]
         try square.setValue("changed", forKey: "label")
-        #expect(square.value(forKey: "label") as? String == "changed" && square.value(forKey: "side") as? Int64 == 1)
+        #expect(square.value(forKey: "label") as? String == "changed" && square.value(forKey: "side") as? Int64 == 2)
         #expect(square.changedValues().keys.sorted() == ["label"])
         try reader.save()
         let again = try ManagedObjectContext(coordinator: coordinator).fetch(shapeRequest)
-        #expect(again[1].value(forKey: "label") as? String == "changed" && again[3].value(forKey: "side") as? Int64 == 3)
+        #expect(again[2].value(forKey: "label") as? String == "changed" && again[5].value(forKey: "side") as? Int64 == 5)
     }
 }

@@ -164,6 +164,28 @@ final class CompactRowFormat {
         }
     }
 
+    /// Binds the String and Data fields of the `rows` rows from `start` to their types: after
+    /// the rows were copied there as bytes (a page that grew), before they are read through
+    /// typed pointers. The other fields are read as raw loads.
+    func bindReferences(at start: UnsafeMutableRawPointer, rows: Int) {
+        if referenceSlots.isEmpty { return }
+        referenceSlots.withUnsafeBufferPointer { referenceSlots in
+            var row = start
+            for _ in 0..<rows {
+                let header = row.load(as: UInt64.self)
+                for slot in referenceSlots where header & (1 << UInt64(slot)) != 0 && header & (1 << UInt64(32 &+ slot)) == 0 {
+                    let at = row + Int(fields[slot].offset)
+                    if fields[slot].kind.rawValue == Kind.string.rawValue {
+                        at.bindMemory(to: String.self, capacity: 1)
+                    } else {
+                        at.bindMemory(to: Data.self, capacity: 1)
+                    }
+                }
+                row += stride * MemoryLayout<UInt64>.size
+            }
+        }
+    }
+
     /// Destroys the references held by the `rows` rows from `start` (their memory stays).
     func destroyRows(at start: UnsafeMutableRawPointer, rows: Int) {
         if referenceSlots.isEmpty { return }

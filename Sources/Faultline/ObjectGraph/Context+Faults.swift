@@ -136,11 +136,13 @@ extension ManagedObjectContext {
         // the optimizer kept a retain and a release of each new object (callgrind).
         var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         var links = BulkReferences()
-        var pageCounts = BulkReferences()
+        // The pages' counts per plan: each plan's rows fill pages of their own, in order (one
+        // reserve for all, rows of two plans in turn gave back and took counts every row).
+        var pageCounts = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         defer {
             for plan in entities.indices { entities[plan].finish() }
             links.finish()
-            pageCounts.finish()
+            for plan in pageCounts.indices { pageCounts[plan].finish() }
         }
         let rows = decoded.rows.count
         for (index, row) in decoded.rows.enumerated() {
@@ -177,8 +179,8 @@ extension ManagedObjectContext {
                 let page = Unmanaged.passUnretained(pages[row.page]).toOpaque()
                 object.setLoadedRow(
                     layout: plan.layout,
-                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts.take(page, upTo: 2 &* left)),
-                    Unmanaged<RowPage>.fromOpaque(pageCounts.take(page, upTo: 2 &* left)),
+                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts[row.plan].take(page, upTo: 2 &* left)),
+                    Unmanaged<RowPage>.fromOpaque(pageCounts[row.plan].take(page, upTo: 2 &* left)),
                     base: row.base, version: row.version)
                 if originNumber != 0 { object.faultOriginNumber = originNumber }
                 // Registered by the registry's array (appended below) while the fetch goes

@@ -319,11 +319,13 @@ extension ManagedObjectContext {
         // written out as there: shared, they cost each new object a retain and a release).
         var entities = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         var links = BulkReferences()
-        var pageCounts = BulkReferences()
+        // The pages' counts per plan: each plan's rows fill pages of their own, in order (one
+        // reserve for all, rows of two plans in turn gave back and took counts every row).
+        var pageCounts = [BulkReferences](repeating: BulkReferences(), count: plans.count)
         defer {
             for plan in entities.indices { entities[plan].finish() }
             links.finish()
-            pageCounts.finish()
+            for plan in pageCounts.indices { pageCounts[plan].finish() }
         }
         let rows = page.rows.count
         for (rowIndex, row) in page.rows.enumerated() {
@@ -365,8 +367,8 @@ extension ManagedObjectContext {
                 let pageReference = Unmanaged.passUnretained(pages[row.page]).toOpaque()
                 object.setLoadedRow(
                     layout: plan.layout,
-                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts.take(pageReference, upTo: 2 &* left)),
-                    Unmanaged<RowPage>.fromOpaque(pageCounts.take(pageReference, upTo: 2 &* left)),
+                    countedPage: Unmanaged<RowPage>.fromOpaque(pageCounts[row.plan].take(pageReference, upTo: 2 &* left)),
+                    Unmanaged<RowPage>.fromOpaque(pageCounts[row.plan].take(pageReference, upTo: 2 &* left)),
                     base: row.base, version: row.version)
                 if id.names == pendings[pending].names {
                     registry.register(object, for: id, at: pendings[pending].probe, borrowing: lending)

@@ -41,7 +41,7 @@ extension ManagedObject {
     }
 
     /// The typed getters' fast path: the class's attribute `index` read in place in its row
-    /// page (see ``RowPage/read(base:slot:_:)``) when the object is loaded, whole, unchecked
+    /// page (see ``RowPage/read(base:slot:field:_:)``) when the object is loaded, whole, unchecked
     /// and its values are the page's (unchanged since read); nil otherwise, and
     /// ``storedAttribute(at:named:)`` decides. A copy of the value, made and destroyed through
     /// outlined calls, was a third of a typed read.

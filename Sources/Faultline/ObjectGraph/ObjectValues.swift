@@ -53,8 +53,8 @@ struct ObjectValues: Sequence {
     /// retained: a retain and a release of the shared layout per read).
     @inline(__always)
     private var layoutCount: Int { layoutReference._withUnsafeGuaranteedRef { $0.count } }
-    /// The index of the row's first value in its page (a page holds at most
-    /// ``DecodedPage/slotsPerPage`` values). 32 bits, beside `written`'s 32: the two share
+    /// Where the row starts in its page: its first slot (a wide page, at most
+    /// ``DecodedPage/slotsPerPage``) or word (a compact one). 32 bits, beside `written`'s 32: the two share
     /// one word.
     private var base: UInt32 = 0
     /// The slots written since these values were made (bit n for slot n; the top bit for
@@ -604,6 +604,9 @@ final class RowPage {
     @inline(__always)
     private func compactRow(_ base: Int) -> UnsafeRawPointer {
         precondition(UInt(bitPattern: base) < UInt(bitPattern: count), "row page row \(base) out of range 0..<\(count)")
+        // A row's start (every base comes from the decoder): checked in debug builds, a
+        // division per read being too dear in release ones.
+        assert(rowStride > 0 && base % rowStride == 0 && base + rowStride <= count, "row page base \(base) is not a row's start")
         return UnsafeRawPointer(bytes + base &* MemoryLayout<UInt64>.size)
     }
 
@@ -669,17 +672,28 @@ final class RowPage {
         return nil
     }
 
+    /// Doubles the room, up to a full-size page's (then a block of the pool, see
+    /// ``spareBlocks``: a compact page's 12,288 words are no power of two, and doubling from 64
+    /// passed them for a 128 KiB block the pool never keeps), and doubles again past it (a
+    /// row wider than a page).
     private func grow() {
         let wide = format == nil
-        let grown = Self.allocate(units: capacity * 2, wide: wide)
+        let full = fullUnits
+        let grownCapacity = capacity < full && capacity * 2 > full ? full : capacity * 2
+        let grown = Self.allocate(units: grownCapacity, wide: wide)
         if wide {
             grown.assumingMemoryBound(to: StoredValue.self).moveInitialize(from: wideStorage, count: count)
-        } else {
-            // Compact rows move as bytes (every Swift value is bitwise movable).
+        } else if let format {
+            // Compact rows move as bytes (every Swift value is bitwise movable); the fields
+            // read through typed pointers are bound to their types again where they now are.
             grown.copyMemory(from: bytes, byteCount: count * MemoryLayout<UInt64>.size)
+            format.bindReferences(at: grown, rows: count / format.stride)
         }
         Self.deallocate(bytes, units: capacity, wide: wide)
         bytes = grown
-        capacity *= 2
+        capacity = grownCapacity
     }
+
+    /// The room, in units (for tests).
+    var capacityUnits: Int { capacity }
 }

@@ -98,7 +98,7 @@ extension SQLiteStore {
                     planIndex = plans.firstIndex { $0 === plan } ?? plans.count
                     if planIndex == plans.count {
                         plans.append(plan)
-                        pages.append(RowPage(format: plan.compactFormat, capacity: 64 * plan.rowUnits))
+                        pages.append(RowPage(format: plan.compactFormat, capacity: min(64 * plan.rowUnits, RowPage.fullUnits(format: plan.compactFormat))))
                         pageOfPlan.append(pages.count - 1)
                     }
                 }
