@@ -168,26 +168,30 @@ final class CompactRowFormat {
     /// the rows were copied there as bytes (a page that grew), before they are read through
     /// typed pointers. The other fields are read as raw loads.
     func bindReferences(at start: UnsafeMutableRawPointer, rows: Int) {
-        if referenceSlots.isEmpty { return }
-        referenceSlots.withUnsafeBufferPointer { referenceSlots in
-            var row = start
-            for _ in 0..<rows {
-                let header = row.load(as: UInt64.self)
-                for slot in referenceSlots where header & (1 << UInt64(slot)) != 0 && header & (1 << UInt64(32 &+ slot)) == 0 {
-                    let at = row + Int(fields[slot].offset)
-                    if fields[slot].kind.rawValue == Kind.string.rawValue {
-                        at.bindMemory(to: String.self, capacity: 1)
-                    } else {
-                        at.bindMemory(to: Data.self, capacity: 1)
-                    }
-                }
-                row += stride * MemoryLayout<UInt64>.size
+        forEachReference(at: start, rows: rows) { field, isString in
+            if isString {
+                field.bindMemory(to: String.self, capacity: 1)
+            } else {
+                field.bindMemory(to: Data.self, capacity: 1)
             }
         }
     }
 
     /// Destroys the references held by the `rows` rows from `start` (their memory stays).
     func destroyRows(at start: UnsafeMutableRawPointer, rows: Int) {
+        forEachReference(at: start, rows: rows) { field, isString in
+            if isString {
+                field.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+            } else {
+                field.assumingMemoryBound(to: Data.self).deinitialize(count: 1)
+            }
+        }
+    }
+
+    /// Each String or Data field that holds its value (present, not kept aside) in the `rows`
+    /// rows from `start`, and whether it is a String's.
+    @inline(__always)
+    private func forEachReference(at start: UnsafeMutableRawPointer, rows: Int, _ body: (UnsafeMutableRawPointer, Bool) -> Void) {
         if referenceSlots.isEmpty { return }
         // The slots read in place (iterated, the array was retained per row).
         referenceSlots.withUnsafeBufferPointer { referenceSlots in
@@ -195,12 +199,7 @@ final class CompactRowFormat {
             for _ in 0..<rows {
                 let header = row.load(as: UInt64.self)
                 for slot in referenceSlots where header & (1 << UInt64(slot)) != 0 && header & (1 << UInt64(32 &+ slot)) == 0 {
-                    let at = row + Int(fields[slot].offset)
-                    if fields[slot].kind.rawValue == Kind.string.rawValue {
-                        at.assumingMemoryBound(to: String.self).deinitialize(count: 1)
-                    } else {
-                        at.assumingMemoryBound(to: Data.self).deinitialize(count: 1)
-                    }
+                    body(row + Int(fields[slot].offset), fields[slot].kind.rawValue == Kind.string.rawValue)
                 }
                 row += stride * MemoryLayout<UInt64>.size
             }
