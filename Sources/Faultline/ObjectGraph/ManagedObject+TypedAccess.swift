@@ -53,7 +53,7 @@ extension ManagedObject {
     }
 
     /// A typed getter's read of the class's attribute `index`: in place in the row page when
-    /// ``pageRead(at:_:)`` can (`match`, its type's case, for a wide page), else `match`
+    /// ``pageRead(at:field:_:)`` can (`match`, its type's case, for a wide page), else `match`
     /// applied to ``storedAttribute(at:named:)``'s value, out of line.
     @inline(__always)
     func typedAttribute<T>(at index: Int, named key: String, field: CompactField<T>, _ match: (UnsafePointer<StoredValue>) -> T?) -> T? {

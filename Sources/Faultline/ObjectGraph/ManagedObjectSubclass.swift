@@ -157,7 +157,7 @@ extension Int16: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer16] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int16? {
         object.typedAttribute(at: index, named: key, field: (.int16, { $0.load(as: Int16.self) })) {
             if case .int16(let value) = $0.pointee { return value }
@@ -176,7 +176,7 @@ extension Int32: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer32] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int32? {
         object.typedAttribute(at: index, named: key, field: (.int32, { $0.load(as: Int32.self) })) {
             if case .int32(let value) = $0.pointee { return value }
@@ -195,7 +195,7 @@ extension Int64: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.integer64] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Int64? {
         object.typedAttribute(at: index, named: key, field: (.int64, { $0.load(as: Int64.self) })) {
             if case .int64(let value) = $0.pointee { return value }
@@ -214,7 +214,7 @@ extension Bool: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.boolean] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Bool? {
         object.typedAttribute(at: index, named: key, field: (.bool, { $0.load(as: Bool.self) })) {
             if case .bool(let value) = $0.pointee { return value }
@@ -233,7 +233,7 @@ extension Double: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.double] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Double? {
         object.typedAttribute(at: index, named: key, field: (.double, { $0.load(as: Double.self) })) {
             if case .double(let value) = $0.pointee { return value }
@@ -252,7 +252,7 @@ extension Float: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.float] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Float? {
         object.typedAttribute(at: index, named: key, field: (.float, { $0.load(as: Float.self) })) {
             if case .float(let value) = $0.pointee { return value }
@@ -271,7 +271,7 @@ extension String: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.string, .objectID] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> String? {
         object.typedAttribute(at: index, named: key, field: (.string, { $0.assumingMemoryBound(to: String.self).pointee })) {
             if case .string(let value) = $0.pointee { return value }
@@ -290,7 +290,7 @@ extension Date: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.date] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Date? {
         object.typedAttribute(at: index, named: key, field: (.date, { $0.load(as: Date.self) })) {
             if case .date(let value) = $0.pointee { return value }
@@ -309,7 +309,7 @@ extension Data: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.binaryData, .transformable] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> Data? {
         object.typedAttribute(at: index, named: key, field: (.data, { $0.assumingMemoryBound(to: Data.self).pointee })) {
             if case .data(let value) = $0.pointee { return value }
@@ -328,7 +328,7 @@ extension UUID: ManagedAttributeValue {
     public static var attributeTypes: Set<AttributeType> { [.uuid] }
 
     /// Reads the slot: no cast (in place in the row page when the object's values are the
-    /// page's, see ``ManagedObject/typedAttribute(at:named:_:)``).
+    /// page's, see ``ManagedObject/typedAttribute(at:named:field:_:)``).
     public static func _managedValue(of object: ManagedObject, at index: Int, named key: String) -> UUID? {
         object.typedAttribute(at: index, named: key, field: (.uuid, { $0.load(as: UUID.self) })) {
             if case .uuid(let value) = $0.pointee { return value }
